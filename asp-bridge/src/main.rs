@@ -1,0 +1,2 @@
+//! asp-bridge CLI.
+fn main() {}

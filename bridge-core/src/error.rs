@@ -1,0 +1,200 @@
+//! The one error type of bridge-core; every variant knows its ASP failClass.
+//!
+//! `deny` and `indeterminate` decisions are results, never errors: only a failure to get an answer
+//! from the host (or to build a request for it) is an `Error`.
+
+use std::fmt;
+
+/// The ASP failure classes (`error.data.failClass`), which the front ends show verbatim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailClass {
+    /// The host is down, slow or not ready.
+    Health,
+    /// The host and the bridge disagree on the protocol.
+    Contract,
+    /// Repository policy refuses the request.
+    Policy,
+    /// The request itself is invalid.
+    Input,
+}
+
+impl FailClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailClass::Health => "health",
+            FailClass::Contract => "contract",
+            FailClass::Policy => "policy",
+            FailClass::Input => "input",
+        }
+    }
+
+    /// Reads a wire `failClass`; `None` for values the spec does not define.
+    pub fn parse(value: &str) -> Option<FailClass> {
+        Some(match value {
+            "health" => FailClass::Health,
+            "contract" => FailClass::Contract,
+            "policy" => FailClass::Policy,
+            "input" => FailClass::Input,
+            _ => return None,
+        })
+    }
+
+    /// The class of an ASP error code from the registry (`spec/02`), for errors that omit `failClass`.
+    pub fn from_code(code: i64) -> FailClass {
+        match code {
+            -32012 => FailClass::Policy,
+            -32013 | -32602 | -32600 => FailClass::Input,
+            -32014 | -32601 | -32700 => FailClass::Contract,
+            _ => FailClass::Health,
+        }
+    }
+}
+
+impl fmt::Display for FailClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the host process is gone, as far as the bridge could tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// The process exited with this status code.
+    Code(i32),
+    /// The process was ended by this signal.
+    Signal(i32),
+    /// Its stdout closed but the process is still running.
+    StillRunning,
+    /// The byte stream ended and there is no process to ask (an in-process host).
+    Unknown,
+}
+
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitStatus::Code(code) => write!(f, "exited with status {code}"),
+            ExitStatus::Signal(signal) => write!(f, "killed by signal {signal}"),
+            ExitStatus::StillRunning => f.write_str("closed its stdout but is still running"),
+            ExitStatus::Unknown => f.write_str("closed its stdout"),
+        }
+    }
+}
+
+/// Every way a call to the host can fail.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("host {status}{}", tail_suffix(.stderr_tail))]
+    HostExited { status: ExitStatus, stderr_tail: String },
+
+    #[error("host did not answer {method} within {ms} ms")]
+    Timeout { method: String, ms: u64 },
+
+    #[error("could not start host `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("invalid host command: {0}")]
+    HostCommand(String),
+
+    #[error("host refused {method}: {message} (code {code})")]
+    Refused {
+        method: String,
+        code: i64,
+        message: String,
+        fail_class: FailClass,
+        retryable: bool,
+    },
+
+    #[error("unsupported outerProtocol {found:?}: this bridge speaks asp-outer/1.x")]
+    UnsupportedProtocol { found: String },
+
+    #[error("host answered {method} with a malformed result: {detail}")]
+    Malformed { method: String, detail: String },
+
+    #[error("host unavailable: {0}")]
+    Unavailable(String),
+
+    #[error("{0}")]
+    Input(String),
+
+    #[error("git: {0}")]
+    Git(String),
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn tail_suffix(tail: &str) -> String {
+    let tail = tail.trim();
+    if tail.is_empty() { String::new() } else { format!("; stderr: {tail}") }
+}
+
+impl Error {
+    /// The ASP failClass the front ends report for this error.
+    pub fn fail_class(&self) -> FailClass {
+        match self {
+            Error::HostExited { .. }
+            | Error::Timeout { .. }
+            | Error::Spawn { .. }
+            | Error::Unavailable(_)
+            | Error::Io { .. } => FailClass::Health,
+            Error::Refused { fail_class, .. } => *fail_class,
+            Error::UnsupportedProtocol { .. } | Error::Malformed { .. } => FailClass::Contract,
+            Error::HostCommand(_) | Error::Input(_) | Error::Git(_) => FailClass::Input,
+        }
+    }
+
+    /// Whether trying again later may succeed.
+    pub fn retryable(&self) -> bool {
+        match self {
+            Error::Refused { retryable, .. } => *retryable,
+            other => other.fail_class() == FailClass::Health,
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io { context: context.into(), source }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_names_its_fail_class() {
+        let exited = Error::HostExited { status: ExitStatus::Code(3), stderr_tail: "boom\n".into() };
+        assert_eq!(exited.fail_class(), FailClass::Health);
+        assert_eq!(exited.to_string(), "host exited with status 3; stderr: boom");
+        let refused = Error::Refused {
+            method: "host/status".into(),
+            code: -32012,
+            message: "no".into(),
+            fail_class: FailClass::Policy,
+            retryable: false,
+        };
+        assert_eq!(refused.fail_class(), FailClass::Policy);
+        assert_eq!(Error::UnsupportedProtocol { found: "asp-outer/2.0".into() }.fail_class(), FailClass::Contract);
+        assert_eq!(Error::Input("bad path".into()).fail_class(), FailClass::Input);
+    }
+
+    #[test]
+    fn registry_codes_map_to_classes() {
+        assert_eq!(FailClass::from_code(-32010), FailClass::Health);
+        assert_eq!(FailClass::from_code(-32012), FailClass::Policy);
+        assert_eq!(FailClass::from_code(-32013), FailClass::Input);
+        assert_eq!(FailClass::from_code(-32014), FailClass::Contract);
+        assert_eq!(FailClass::parse("policy"), Some(FailClass::Policy));
+        assert_eq!(FailClass::parse("fatal"), None);
+    }
+}

@@ -1,0 +1,126 @@
+//! JSON-RPC 2.0 envelopes: ids, outgoing requests and notifications, incoming messages. No I/O.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A request id. The bridge issues integers; hosts may echo anything.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Id {
+    Number(i64),
+    String(String),
+}
+
+#[derive(Serialize)]
+pub(crate) struct OutgoingRequest<'a, P: Serialize> {
+    pub(crate) jsonrpc: &'static str,
+    pub(crate) id: i64,
+    pub(crate) method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) params: Option<&'a P>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct OutgoingNotification<'a, P: Serialize> {
+    pub(crate) jsonrpc: &'static str,
+    pub(crate) method: &'a str,
+    pub(crate) params: &'a P,
+}
+
+/// The JSON-RPC error object, with ASP's `data.failClass`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct ErrorObject {
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// Any message a host may send, decoded only as far as routing needs.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Incoming {
+    #[serde(default)]
+    pub(crate) id: Option<Id>,
+    #[serde(default)]
+    pub(crate) method: Option<String>,
+    #[serde(default)]
+    pub(crate) params: Option<Value>,
+    /// Kept raw so a large result is parsed once, by whoever asked for it.
+    #[serde(default)]
+    pub(crate) result: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub(crate) error: Option<ErrorObject>,
+}
+
+/// What an incoming message is, by the JSON-RPC 2.0 rules.
+#[derive(Debug)]
+pub(crate) enum Message {
+    Response { id: Id, outcome: Result<Box<RawValue>, ErrorObject> },
+    /// An error response with a null id (e.g. a parse error at the host).
+    OrphanError(ErrorObject),
+    Notification { method: String, params: Option<Value> },
+    Request { id: Id, method: String },
+    Invalid(&'static str),
+}
+
+impl Incoming {
+    pub(crate) fn classify(self) -> Message {
+        match (self.method, self.id) {
+            (Some(method), Some(id)) => Message::Request { id, method },
+            (Some(method), None) => Message::Notification { method, params: self.params },
+            (None, id) => match (self.result, self.error, id) {
+                (Some(result), None, Some(id)) => Message::Response { id, outcome: Ok(result) },
+                (None, Some(error), Some(id)) => Message::Response { id, outcome: Err(error) },
+                (None, Some(error), None) => Message::OrphanError(error),
+                // `"result": null` deserialises as no result at all.
+                (None, None, Some(id)) => {
+                    Message::Response { id, outcome: Ok(RawValue::from_string("null".into()).expect("null is JSON")) }
+                }
+                (Some(_), Some(_), _) => Message::Invalid("a response with both result and error"),
+                _ => Message::Invalid("neither a request, a notification nor a response"),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(line: &str) -> Message {
+        serde_json::from_str::<Incoming>(line).unwrap().classify()
+    }
+
+    #[test]
+    fn tells_responses_notifications_and_requests_apart() {
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1}}"#),
+            Message::Response { id: Id::Number(1), outcome: Ok(_) }
+        ));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32010,"message":"m"}}"#),
+            Message::Response { id: Id::String(_), outcome: Err(_) }
+        ));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}"#),
+            Message::OrphanError(_)
+        ));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","method":"$/progress","params":{"token":7}}"#),
+            Message::Notification { .. }
+        ));
+        assert!(matches!(classify(r#"{"jsonrpc":"2.0","id":4,"method":"workspace/x"}"#), Message::Request { .. }));
+        assert!(matches!(classify(r#"{"jsonrpc":"2.0"}"#), Message::Invalid(_)));
+    }
+
+    #[test]
+    fn a_null_result_is_a_successful_response() {
+        let Message::Response { outcome: Ok(raw), .. } = classify(r#"{"jsonrpc":"2.0","id":2,"result":null}"#)
+        else {
+            panic!("expected a response");
+        };
+        assert_eq!(raw.get(), "null");
+    }
+}

@@ -1,0 +1,19 @@
+//! Client of an ASP host's outer seam, shared by every front end of asp-bridge.
+//!
+//! Layers, bottom up, each knowing nothing of the ones above it: [`framing`] (NDJSON frames),
+//! [`jsonrpc`] (envelopes), [`host`] (the client, the host process, supervision), [`proto`] (the outer
+//! seam on the wire), [`model`] (what front ends show), [`changeset`] (working tree → ChangeSet).
+//! The public API can call only advisory call sites and never `host/applyProposal` or
+//! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
+
+pub mod changeset;
+mod error;
+pub mod framing;
+pub mod host;
+pub mod jsonrpc;
+pub mod model;
+pub mod proto;
+
+pub use error::{Error, ExitStatus, FailClass, Result};
+pub use host::process::{DEFAULT_HOST_COMMAND, HostCommand, HostConfig, HostProcess};
+pub use host::{CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor};

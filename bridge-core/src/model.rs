@@ -1,0 +1,167 @@
+//! What the front ends show: the host's answers as lenient domain types, with the views derived from
+//! them in one place (what did not run, canonical capability names, the status summary).
+//!
+//! The answer types are the `proto` structs themselves (they are already lenient and carry no wire
+//! concerns the front ends must know); this module adds what every front end would otherwise
+//! compute on its own.
+
+pub use crate::proto::{
+    Assurance, AuthorityEvidence, AuthorityStatusResult as AuthorityStatus, CallSite,
+    CapabilitiesResult as Capabilities, CapabilityStatus, Coverage, DecisionKind, DecisionResult as Decision,
+    Degradation, Diagnostic, Disposition, Finding, GateStatus, HostState, Location, Open, Position,
+    QueryInspectResult as Inspection, Range, Receipt, ServerStatus, Severity, Snapshot,
+    StatusResult as Status,
+};
+
+/// The canonical name of a capability or role, mapping the legacy `sense`, `judge`, `act`.
+pub fn canonical_capability(name: &str) -> &str {
+    match name {
+        "sense" => "inspect",
+        "judge" => "check",
+        "act" => "edit",
+        other => other,
+    }
+}
+
+/// One thing that did not run, or ran degraded, and why: from coverage or from receipt failures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotRun {
+    pub source: String,
+    pub reason: String,
+    pub detail: String,
+}
+
+impl From<&Degradation> for NotRun {
+    fn from(d: &Degradation) -> Self {
+        NotRun { source: d.source.clone(), reason: d.reason.clone(), detail: d.detail.clone() }
+    }
+}
+
+/// Merges degradation lists, keeping the first of each `(source, reason)` pair, in order.
+fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> {
+    let mut out: Vec<NotRun> = Vec::new();
+    for degradation in lists.into_iter().flatten() {
+        if !out.iter().any(|n| n.source == degradation.source && n.reason == degradation.reason) {
+            out.push(degradation.into());
+        }
+    }
+    out
+}
+
+impl Decision {
+    /// Everything the host says did not run or ran degraded; empty only when coverage is whole.
+    pub fn not_run(&self) -> Vec<NotRun> {
+        merge([self.coverage.degraded.as_slice(), self.receipt.failures.as_slice()])
+    }
+
+    /// Whether required coverage is incomplete: a result that must never be shown as "clean".
+    pub fn is_incomplete(&self) -> bool {
+        let unexplained_refusal = !self.is(DecisionKind::Allow) && self.findings.is_empty();
+        self.is(DecisionKind::Indeterminate) || unexplained_refusal || !self.not_run().is_empty()
+    }
+
+    pub fn is(&self, kind: DecisionKind) -> bool {
+        self.decision.is(kind)
+    }
+}
+
+impl Status {
+    /// Whether the host says it is anything but fully ready.
+    pub fn is_degraded(&self) -> bool {
+        !self.host.state.is(HostState::Ready)
+    }
+
+    /// Each call site with its gate status, in protocol order.
+    pub fn gates(&self) -> [(&'static str, Option<&GateStatus>); 3] {
+        [
+            ("interactive", self.gates.interactive.as_ref()),
+            ("gate", self.gates.gate.as_ref()),
+            ("sweep", self.gates.sweep.as_ref()),
+        ]
+    }
+
+    /// Each capability family with its status, canonical names only.
+    pub fn capability_families(&self) -> [(&'static str, Option<&CapabilityStatus>); 3] {
+        [
+            ("inspect", self.capabilities.inspect.as_ref()),
+            ("check", self.capabilities.check.as_ref()),
+            ("edit", self.capabilities.edit.as_ref()),
+        ]
+    }
+
+    /// Degraded coverage from every part of the status (gates, capabilities, servers, receipt).
+    pub fn not_run(&self) -> Vec<NotRun> {
+        let gates = self.gates().into_iter().filter_map(|(_, g)| g.map(|g| g.degraded.as_slice()));
+        let caps = self.capability_families().into_iter().filter_map(|(_, c)| c.map(|c| c.degraded.as_slice()));
+        let servers = self.servers.iter().filter_map(|s| s.coverage.as_ref().map(|c| c.degraded.as_slice()));
+        merge(gates.chain(caps).chain(servers).chain([self.receipt.failures.as_slice()]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture<T: serde::de::DeserializeOwned>(path: &str) -> T {
+        let text = std::fs::read_to_string(format!("{}/../tests/fixtures/asp/{path}", env!("CARGO_MANIFEST_DIR")))
+            .expect("fixture");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        serde_json::from_value(value["result"].clone()).expect("model")
+    }
+
+    #[test]
+    fn legacy_names_map_to_canonical_ones() {
+        assert_eq!(canonical_capability("sense"), "inspect");
+        assert_eq!(canonical_capability("judge"), "check");
+        assert_eq!(canonical_capability("act"), "edit");
+        assert_eq!(canonical_capability("check"), "check");
+    }
+
+    #[test]
+    fn an_indeterminate_decision_says_what_did_not_run() {
+        let decision: Decision = fixture("outer/evaluate.indeterminate.missing-provider.json");
+        assert!(decision.is(DecisionKind::Indeterminate));
+        let not_run = decision.not_run();
+        assert!(!not_run.is_empty(), "an indeterminate decision names what did not run");
+        assert!(decision.is_incomplete());
+    }
+
+    #[test]
+    fn a_deny_with_whole_coverage_is_complete() {
+        let decision: Decision = fixture("outer/evaluate.deny.gating.json");
+        assert!(decision.not_run().is_empty());
+        assert!(!decision.is_incomplete());
+        assert_eq!(decision.findings.len(), 1);
+    }
+
+    #[test]
+    fn status_lists_gates_in_protocol_order() {
+        let status: Status = fixture("outer/status.response.json");
+        assert!(!status.is_degraded());
+        let names: Vec<_> = status.gates().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["interactive", "gate", "sweep"]);
+    }
+
+    #[test]
+    fn every_example_answer_reads() {
+        let dir = format!("{}/../tests/fixtures/asp", env!("CARGO_MANIFEST_DIR"));
+        for sub in ["outer", "core"] {
+            for entry in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                let rel = format!("{sub}/{name}");
+                if name.starts_with("evaluate") {
+                    let _: Decision = fixture(&rel);
+                } else if name.starts_with("status") {
+                    let _: Status = fixture(&rel);
+                } else if name.starts_with("capabilities") {
+                    let _: Capabilities = fixture(&rel);
+                } else if name.starts_with("authority") {
+                    let _: AuthorityStatus = fixture(&rel);
+                } else if name.starts_with("query-inspect") {
+                    let _: Inspection = fixture(&rel);
+                }
+            }
+        }
+    }
+}

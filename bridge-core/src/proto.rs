@@ -1,0 +1,623 @@
+//! The outer seam on the wire: method names, params and results (`outer-host.schema.json`).
+//!
+//! The only serde boundary of the host wire format. Lenient on input: unknown fields are ignored,
+//! unknown enum values are kept as [`Open::Other`], absent arrays are empty, and receipts are kept
+//! whole for audit. Strict on output: the call-site type cannot express `gate`.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+pub const STATUS: &str = "host/status";
+pub const CAPABILITIES: &str = "host/capabilities";
+pub const AUTHORITY_STATUS: &str = "host/authority/status";
+pub const QUERY_INSPECT: &str = "host/queryInspect";
+pub const EVALUATE_CHANGESET: &str = "host/evaluateChangeset";
+pub const SHUTDOWN: &str = "shutdown";
+pub const CANCEL_REQUEST: &str = "$/cancelRequest";
+pub const PROGRESS: &str = "$/progress";
+
+/// An enum value from the host: one the bridge knows, or any other string, kept as sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Open<T> {
+    Known(T),
+    Other(String),
+}
+
+impl<T: Wire> Open<T> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Open::Known(value) => value.wire(),
+            Open::Other(value) => value,
+        }
+    }
+
+    pub fn known(&self) -> Option<&T> {
+        match self {
+            Open::Known(value) => Some(value),
+            Open::Other(_) => None,
+        }
+    }
+
+    pub fn is(&self, value: T) -> bool
+    where
+        T: PartialEq,
+    {
+        self.known() == Some(&value)
+    }
+}
+
+impl<T: Wire> Default for Open<T> {
+    fn default() -> Self {
+        Open::Other(String::new())
+    }
+}
+
+/// A closed set of wire strings.
+pub trait Wire: Sized + 'static {
+    const ALL: &'static [Self];
+    fn wire(&self) -> &'static str;
+}
+
+impl<'de, T: Wire + Clone> Deserialize<'de> for Open<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(match T::ALL.iter().find(|v| v.wire() == text) {
+            Some(value) => Open::Known(value.clone()),
+            None => Open::Other(text),
+        })
+    }
+}
+
+impl<T: Wire> Serialize for Open<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl Wire for $name {
+            const ALL: &'static [Self] = &[$($name::$variant),+];
+            fn wire(&self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+    };
+}
+
+wire_enum!(
+    /// `allow | deny | indeterminate`: the host's decision.
+    DecisionKind { Allow = "allow", Deny = "deny", Indeterminate = "indeterminate" }
+);
+wire_enum!(
+    /// Every call site of the protocol, as read from host answers.
+    CallSite { Interactive = "interactive", Gate = "gate", Sweep = "sweep" }
+);
+wire_enum!(
+    /// Diagnostic severity; ASP has no `hint`.
+    Severity { Error = "error", Warning = "warning", Info = "info" }
+);
+wire_enum!(
+    /// Whether a finding blocks a gate or only informs.
+    Disposition { Gating = "gating", Advisory = "advisory" }
+);
+wire_enum!(
+    /// The host's own state in `host/status`.
+    HostState { Ready = "ready", Degraded = "degraded", Unavailable = "unavailable" }
+);
+
+/// The call sites this bridge may use. `gate` is not one of them: the bridge never gates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdvisoryCallSite {
+    Interactive,
+    Sweep,
+}
+
+/// `comparison` of `host/evaluateChangeset`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Comparison {
+    #[default]
+    All,
+    Introduced,
+}
+
+// ---- shared shapes -------------------------------------------------------------------------------
+
+/// A baseline or `validAsOf` snapshot reference; the host is its only issuer.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    #[serde(default)]
+    pub rev: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamped_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blobs: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Degradation {
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub detail: String,
+    #[serde(default)]
+    pub requirement: Option<String>,
+    #[serde(default)]
+    pub capability: Option<String>,
+    #[serde(default)]
+    pub provider_state: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    #[serde(default)]
+    pub exhaustive: Option<bool>,
+    #[serde(default)]
+    pub required: Vec<String>,
+    #[serde(default)]
+    pub enrolled: Vec<String>,
+    #[serde(default)]
+    pub ran: Vec<String>,
+    #[serde(default)]
+    pub degraded: Vec<Degradation>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorityGrant {
+    #[serde(default)]
+    pub granted: bool,
+    #[serde(default)]
+    pub requirement: String,
+    #[serde(default)]
+    pub call_site: Option<String>,
+    #[serde(default)]
+    pub policy_digest: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorityEvidence {
+    #[serde(default)]
+    pub identity: String,
+    #[serde(default)]
+    pub integrity: String,
+    #[serde(default)]
+    pub conformance: Option<String>,
+    #[serde(default)]
+    pub isolation: Option<String>,
+    #[serde(default)]
+    pub authority: AuthorityGrant,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assurance {
+    #[serde(default)]
+    pub mode: String,
+    #[serde(default)]
+    pub transaction_guarantee: String,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+/// The host's audit receipt: the fields the bridge shows, plus the whole object as received.
+#[derive(Clone, Debug, Default)]
+pub struct Receipt {
+    pub receipt_id: String,
+    pub issued_at: Option<String>,
+    pub kind: Option<String>,
+    pub failures: Vec<Degradation>,
+    pub raw: Value,
+}
+
+impl<'de> Deserialize<'de> for Receipt {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Value::deserialize(deserializer)?;
+        let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_owned);
+        let failures = match raw.get("failures") {
+            Some(list) => Vec::<Degradation>::deserialize(list).map_err(serde::de::Error::custom)?,
+            None => Vec::new(),
+        };
+        Ok(Receipt {
+            receipt_id: text("receiptId").unwrap_or_default(),
+            issued_at: text("issuedAt"),
+            kind: text("kind"),
+            failures,
+            raw,
+        })
+    }
+}
+
+// ---- host/status ---------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostInfo {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub outer_protocol: String,
+    #[serde(default)]
+    pub state: Open<HostState>,
+    #[serde(default)]
+    pub binding_candidate: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceInfo {
+    #[serde(default)]
+    pub root: String,
+    #[serde(default)]
+    pub baseline: Value,
+    #[serde(default)]
+    pub valid_as_of: Option<Snapshot>,
+    #[serde(default)]
+    pub stale_reason: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyInfo {
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub activation: String,
+    #[serde(default)]
+    pub policy_digest: String,
+    /// An object in the schema, a string in some examples: kept as sent.
+    #[serde(default)]
+    pub local_override: Option<Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    #[serde(default)]
+    pub authority_evidence: Option<AuthorityEvidence>,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub lifecycle_state: Option<String>,
+    #[serde(default)]
+    pub enrollment_state: String,
+    #[serde(default)]
+    pub required_for: Vec<String>,
+    #[serde(default)]
+    pub coverage: Option<Coverage>,
+    #[serde(default)]
+    pub manifest_state: Option<String>,
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStatus {
+    #[serde(default)]
+    pub available: bool,
+    #[serde(default)]
+    pub required_providers: Vec<String>,
+    #[serde(default)]
+    pub required_capabilities: Vec<String>,
+    #[serde(default)]
+    pub degraded: Vec<Degradation>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Gates {
+    #[serde(default)]
+    pub interactive: Option<GateStatus>,
+    #[serde(default)]
+    pub gate: Option<GateStatus>,
+    #[serde(default)]
+    pub sweep: Option<GateStatus>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilityStatus {
+    #[serde(default)]
+    pub available: bool,
+    #[serde(default)]
+    pub providers: Vec<String>,
+    #[serde(default)]
+    pub required_for: Vec<String>,
+    #[serde(default)]
+    pub degraded: Vec<Degradation>,
+    #[serde(default)]
+    pub legacy_aliases: Vec<String>,
+}
+
+/// `{inspect, check, edit}`; hosts that still say `sense`, `judge`, `act` are read the same way.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct CapabilityCoverage {
+    #[serde(default, alias = "sense")]
+    pub inspect: Option<CapabilityStatus>,
+    #[serde(default, alias = "judge")]
+    pub check: Option<CapabilityStatus>,
+    #[serde(default, alias = "act")]
+    pub edit: Option<CapabilityStatus>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResult {
+    pub host: HostInfo,
+    #[serde(default)]
+    pub workspace: WorkspaceInfo,
+    #[serde(default)]
+    pub policy: PolicyInfo,
+    #[serde(default)]
+    pub servers: Vec<ServerStatus>,
+    #[serde(default)]
+    pub gates: Gates,
+    #[serde(default)]
+    pub capabilities: CapabilityCoverage,
+    #[serde(default)]
+    pub assurance_capabilities: Vec<String>,
+    #[serde(default)]
+    pub receipt: Receipt,
+}
+
+// ---- host/capabilities, host/authority/status, host/queryInspect ---------------------------------
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapabilitiesResult {
+    #[serde(default)]
+    pub capabilities: CapabilityCoverage,
+    #[serde(default)]
+    pub sources: Vec<ServerStatus>,
+    #[serde(default)]
+    pub coverage: Coverage,
+    #[serde(default)]
+    pub legacy_roles: Option<Value>,
+    #[serde(default)]
+    pub receipt: Receipt,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorityStatusResult {
+    #[serde(default)]
+    pub policy_activation: String,
+    #[serde(default)]
+    pub policy_digest: String,
+    #[serde(default)]
+    pub providers: Vec<ServerStatus>,
+    #[serde(default)]
+    pub receipt: Receipt,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryInspectParams {
+    pub call_site: AdvisoryCallSite,
+    pub request: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryInspectResult {
+    #[serde(default)]
+    pub data: Value,
+    #[serde(default)]
+    pub valid_as_of: Snapshot,
+    #[serde(default)]
+    pub coverage: Coverage,
+    #[serde(default)]
+    pub receipt: Receipt,
+}
+
+// ---- host/evaluateChangeset ----------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvaluateParams {
+    pub call_site: AdvisoryCallSite,
+    pub changeset: ChangeSet,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// A content-addressed changeset against the host's baseline (`changeset.schema.json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChangeSet {
+    /// Echoed exactly as the host issued it.
+    pub baseline: Value,
+    pub changes: Vec<Change>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Create,
+    Modify,
+    Delete,
+    Rename,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub path: String,
+    pub kind: ChangeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct Position {
+    #[serde(default)]
+    pub line: u32,
+    #[serde(default)]
+    pub char: u32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct Range {
+    #[serde(default)]
+    pub start: Position,
+    #[serde(default)]
+    pub end: Position,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Location {
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub range: Option<Range>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct CodeDescription {
+    #[serde(default)]
+    pub href: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostic {
+    #[serde(default)]
+    pub code: String,
+    #[serde(default)]
+    pub severity: Open<Severity>,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub location: Location,
+    #[serde(default)]
+    pub fingerprint: String,
+    #[serde(default)]
+    pub introduced: Option<bool>,
+    #[serde(default)]
+    pub help: Option<String>,
+    #[serde(default)]
+    pub code_description: Option<CodeDescription>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub diagnostic: Diagnostic,
+    #[serde(default)]
+    pub authority: Option<AuthorityEvidence>,
+    #[serde(default)]
+    pub disposition: Option<Open<Disposition>>,
+    #[serde(default)]
+    pub next_step: Option<String>,
+    #[serde(default)]
+    pub next_step_origin: Option<String>,
+    #[serde(default)]
+    pub severity_note: Option<String>,
+}
+
+/// The host's decision envelope (`verdict.schema.json`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionResult {
+    #[serde(default)]
+    pub pass: Option<bool>,
+    pub decision: Open<DecisionKind>,
+    #[serde(default)]
+    pub call_site: Open<CallSite>,
+    #[serde(default)]
+    pub request_digest: Option<String>,
+    #[serde(default)]
+    pub changeset_digest: Option<String>,
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    #[serde(default)]
+    pub coverage: Coverage,
+    #[serde(default)]
+    pub policy_digest: Option<String>,
+    #[serde(default)]
+    pub authority_evidence: Vec<AuthorityEvidence>,
+    #[serde(default)]
+    pub valid_as_of: Snapshot,
+    #[serde(default)]
+    pub assurance: Assurance,
+    #[serde(default)]
+    pub receipt: Receipt,
+}
+
+/// `$/progress` params; `token` echoes the request id.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ProgressParams {
+    pub token: crate::jsonrpc::Id,
+    #[serde(default)]
+    pub value: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_enum_values_are_kept() {
+        let d: Diagnostic = serde_json::from_str(r#"{"severity":"critical","code":"x"}"#).unwrap();
+        assert_eq!(d.severity, Open::Other("critical".into()));
+        assert_eq!(d.severity.as_str(), "critical");
+        let d: Diagnostic = serde_json::from_str(r#"{"severity":"warning"}"#).unwrap();
+        assert!(d.severity.is(Severity::Warning));
+    }
+
+    #[test]
+    fn the_call_site_sent_can_only_be_interactive_or_sweep() {
+        let text = serde_json::to_string(&[AdvisoryCallSite::Interactive, AdvisoryCallSite::Sweep]).unwrap();
+        assert_eq!(text, r#"["interactive","sweep"]"#);
+    }
+
+    #[test]
+    fn legacy_capability_names_are_read_as_canonical() {
+        let c: CapabilityCoverage = serde_json::from_str(r#"{"judge":{"available":true}}"#).unwrap();
+        assert!(c.check.unwrap().available);
+    }
+
+    #[test]
+    fn the_receipt_is_kept_whole() {
+        let r: Receipt =
+            serde_json::from_str(r#"{"receiptId":"r1","kind":"evaluate","privateOnly":true,"failures":[]}"#).unwrap();
+        assert_eq!(r.receipt_id, "r1");
+        assert_eq!(r.raw["privateOnly"], Value::Bool(true));
+    }
+}

@@ -1,0 +1,1 @@
+//! LSP front end.

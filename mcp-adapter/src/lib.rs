@@ -1,0 +1,1 @@
+//! MCP front end.
