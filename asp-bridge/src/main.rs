@@ -1,2 +1,100 @@
-//! asp-bridge CLI.
-fn main() {}
+//! `asp-bridge`: parses flags, sends logs to stderr, runs one command, maps errors to exit codes.
+//!
+//! Exit codes: 0 done; 2 usage; 3 health (host down, slow, crashed); 4 contract (protocol
+//! mismatch, malformed answer); 5 policy; 6 input (bad path, file, repository or command line).
+//! Findings and decisions never change the exit code.
+
+mod commands;
+mod flags;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bridge_core::{FailClass, HostCommand, HostConfig};
+use clap::Parser;
+
+use crate::flags::{Cli, Command, HostArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return report(&anyhow::Error::new(e).context("cannot start the async runtime")),
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Status(args) => commands::status::run(args).await,
+            Command::Sarif(args) => commands::sarif::run(args).await,
+            Command::Mcp(args) => commands::mcp::run(args).await,
+            Command::Lsp(args) => commands::lsp::run(args).await,
+        }
+    });
+    // Background tasks (a host's stderr drain, a stuck writer) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => report(&error),
+    }
+}
+
+/// Prints one classed line to stderr and picks the exit code.
+fn report(error: &anyhow::Error) -> ExitCode {
+    let class = fail_class(error);
+    let mut message = format!("{error}");
+    for cause in error.chain().skip(1) {
+        message.push_str(&format!(": {cause}"));
+    }
+    let line = format!("asp-bridge: {class}: {message}");
+    eprintln!("{line}");
+    ExitCode::from(match class {
+        FailClass::Health => 3,
+        FailClass::Contract => 4,
+        FailClass::Policy => 5,
+        FailClass::Input => 6,
+    })
+}
+
+/// The failClass of the first bridge-core error in the chain; anything else is an input error
+/// (a file, a flag, the terminal).
+fn fail_class(error: &anyhow::Error) -> FailClass {
+    error
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<bridge_core::Error>())
+        .map_or(FailClass::Input, bridge_core::Error::fail_class)
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ASP_BRIDGE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .init();
+}
+
+/// The workspace root: `--repo` or the current directory, made absolute.
+pub(crate) fn workspace_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let repo = match repo {
+        Some(repo) => repo.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    repo.canonicalize()
+        .with_context(|| format!("workspace root {}", repo.display()))
+}
+
+/// The host configuration the flags describe.
+pub(crate) fn host_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostConfig> {
+    let command = HostCommand::parse(&args.host_command, repo)?;
+    let mut config = HostConfig::new(command, repo.to_path_buf());
+    config.client.request_timeout = Duration::from_millis(args.timeout_ms);
+    config.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);
+    Ok(config)
+}

@@ -30,10 +30,25 @@ pub fn blob_id(bytes: &[u8]) -> String {
 
 /// The changes of the working tree of `repo` against `baseline`, limited to `paths` when given
 /// (repo-relative, already confined by the caller). Blocking: run it off the async executor.
-pub fn from_working_tree(repo: &Path, baseline: &Value, paths: Option<&[String]>) -> Result<ChangeSet> {
-    let rev = baseline.get("rev").and_then(Value::as_str).unwrap_or_default();
+pub fn from_working_tree(
+    repo: &Path,
+    baseline: &Value,
+    paths: Option<&[String]>,
+) -> Result<ChangeSet> {
+    let rev = baseline
+        .get("rev")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let base = base_tree(repo, rev)?;
-    let mut diff_args = vec!["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", &base, "--"];
+    let mut diff_args = vec![
+        "diff",
+        "--name-status",
+        "-z",
+        "--no-renames",
+        "--no-ext-diff",
+        &base,
+        "--",
+    ];
     let mut ls_args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
     if let Some(paths) = paths {
         diff_args.extend(paths.iter().map(String::as_str));
@@ -48,11 +63,18 @@ pub fn from_working_tree(repo: &Path, baseline: &Value, paths: Option<&[String]>
         let path = String::from_utf8_lossy(path).into_owned();
         let change = match status.first() {
             Some(b'A') => create(repo, path)?,
-            Some(b'D') => Change { before: Some(base_blob(repo, &base, &path)?), ..change(path, ChangeKind::Delete) },
+            Some(b'D') => Change {
+                before: Some(base_blob(repo, &base, &path)?),
+                ..change(path, ChangeKind::Delete)
+            },
             Some(_) => {
                 let before = base_blob(repo, &base, &path)?;
                 let after = disk_blob(repo, &path)?;
-                Change { before: Some(before), after: Some(after), ..change(path, ChangeKind::Modify) }
+                Change {
+                    before: Some(before),
+                    after: Some(after),
+                    ..change(path, ChangeKind::Modify)
+                }
             }
             None => continue,
         };
@@ -62,16 +84,28 @@ pub fn from_working_tree(repo: &Path, baseline: &Value, paths: Option<&[String]>
         changes.push(create(repo, String::from_utf8_lossy(path).into_owned())?);
     }
     changes.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(ChangeSet { baseline: baseline.clone(), changes })
+    Ok(ChangeSet {
+        baseline: baseline.clone(),
+        changes,
+    })
 }
 
 fn change(path: String, kind: ChangeKind) -> Change {
-    Change { path, kind, from: None, before: None, after: None }
+    Change {
+        path,
+        kind,
+        from: None,
+        before: None,
+        after: None,
+    }
 }
 
 fn create(repo: &Path, path: String) -> Result<Change> {
     let after = disk_blob(repo, &path)?;
-    Ok(Change { after: Some(after), ..change(path, ChangeKind::Create) })
+    Ok(Change {
+        after: Some(after),
+        ..change(path, ChangeKind::Create)
+    })
 }
 
 /// The git tree the baseline names, else `HEAD`, else the empty tree.
@@ -80,9 +114,21 @@ fn base_tree(repo: &Path, rev: &str) -> Result<String> {
         .iter()
         .find_map(|prefix| rev.strip_prefix(prefix))
         .unwrap_or(rev);
-    let looks_like_object = !named.is_empty() && named.len() <= 64 && named.bytes().all(|b| b.is_ascii_hexdigit());
-    for candidate in [looks_like_object.then_some(named), Some("HEAD")].into_iter().flatten() {
-        if let Ok(tree) = git(repo, &["rev-parse", "--verify", "--quiet", &format!("{candidate}^{{tree}}")]) {
+    let looks_like_object =
+        !named.is_empty() && named.len() <= 64 && named.bytes().all(|b| b.is_ascii_hexdigit());
+    for candidate in [looks_like_object.then_some(named), Some("HEAD")]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(tree) = git(
+            repo,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{candidate}^{{tree}}"),
+            ],
+        ) {
             let tree = String::from_utf8_lossy(&tree).trim().to_owned();
             if !tree.is_empty() {
                 return Ok(tree);
@@ -95,12 +141,16 @@ fn base_tree(repo: &Path, rev: &str) -> Result<String> {
 }
 
 fn base_blob(repo: &Path, tree: &str, path: &str) -> Result<String> {
-    Ok(blob_id(&git(repo, &["cat-file", "blob", &format!("{tree}:{path}")])?))
+    Ok(blob_id(&git(
+        repo,
+        &["cat-file", "blob", &format!("{tree}:{path}")],
+    )?))
 }
 
 fn disk_blob(repo: &Path, path: &str) -> Result<String> {
     let full = repo.join(path);
-    let bytes = std::fs::read(&full).map_err(|e| Error::io(format!("reading {}", full.display()), e))?;
+    let bytes =
+        std::fs::read(&full).map_err(|e| Error::io(format!("reading {}", full.display()), e))?;
     Ok(blob_id(&bytes))
 }
 
@@ -116,7 +166,11 @@ fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
         Ok(output.stdout)
     } else {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        Err(Error::Git(format!("git {} failed: {}", args.first().unwrap_or(&""), stderr.trim())))
+        Err(Error::Git(format!(
+            "git {} failed: {}",
+            args.first().unwrap_or(&""),
+            stderr.trim()
+        )))
     }
 }
 
@@ -129,7 +183,14 @@ mod tests {
         let ok = Command::new("git")
             .arg("-C")
             .arg(repo)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .output()
             .unwrap()
@@ -151,7 +212,10 @@ mod tests {
 
     #[test]
     fn blob_ids_are_sha256_of_raw_bytes() {
-        assert_eq!(blob_id(b""), "blob:sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            blob_id(b""),
+            "blob:sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 
     #[test]
@@ -162,16 +226,30 @@ mod tests {
         std::fs::write(dir.path().join("fresh ü.txt"), "hi\n").unwrap();
         let baseline = json!({"rev": "tree:not-a-git-object"});
         let set = from_working_tree(dir.path(), &baseline, None).unwrap();
-        assert_eq!(set.baseline, baseline, "the baseline is echoed as the host issued it");
-        let summary: Vec<_> = set.changes.iter().map(|c| (c.path.as_str(), c.kind.clone())).collect();
+        assert_eq!(
+            set.baseline, baseline,
+            "the baseline is echoed as the host issued it"
+        );
+        let summary: Vec<_> = set
+            .changes
+            .iter()
+            .map(|c| (c.path.as_str(), c.kind.clone()))
+            .collect();
         assert_eq!(
             summary,
-            [("edited.txt", ChangeKind::Modify), ("fresh ü.txt", ChangeKind::Create), ("gone.txt", ChangeKind::Delete)]
+            [
+                ("edited.txt", ChangeKind::Modify),
+                ("fresh ü.txt", ChangeKind::Create),
+                ("gone.txt", ChangeKind::Delete)
+            ]
         );
         let edited = &set.changes[0];
         assert_eq!(edited.before.as_deref(), Some(blob_id(b"old\n").as_str()));
         assert_eq!(edited.after.as_deref(), Some(blob_id(b"new\n").as_str()));
-        assert_eq!(set.changes[2].before.as_deref(), Some(blob_id(b"bye\n").as_str()));
+        assert_eq!(
+            set.changes[2].before.as_deref(),
+            Some(blob_id(b"bye\n").as_str())
+        );
         assert_eq!(set.changes[2].after, None);
     }
 
@@ -182,9 +260,17 @@ mod tests {
         let head = String::from_utf8(head).unwrap().trim().to_owned();
         std::fs::write(dir.path().join("edited.txt"), "v2\n").unwrap();
         sh(dir.path(), &["commit", "-q", "-am", "second"]);
-        let set = from_working_tree(dir.path(), &json!({"rev": format!("git:{head}")}), None).unwrap();
-        assert_eq!(set.changes.len(), 1, "committed change since the baseline commit is included");
-        assert_eq!(set.changes[0].before.as_deref(), Some(blob_id(b"old\n").as_str()));
+        let set =
+            from_working_tree(dir.path(), &json!({"rev": format!("git:{head}")}), None).unwrap();
+        assert_eq!(
+            set.changes.len(),
+            1,
+            "committed change since the baseline commit is included"
+        );
+        assert_eq!(
+            set.changes[0].before.as_deref(),
+            Some(blob_id(b"old\n").as_str())
+        );
     }
 
     #[test]

@@ -85,7 +85,10 @@ impl fmt::Display for ExitStatus {
 #[non_exhaustive]
 pub enum Error {
     #[error("host {status}{}", tail_suffix(.stderr_tail))]
-    HostExited { status: ExitStatus, stderr_tail: String },
+    HostExited {
+        status: ExitStatus,
+        stderr_tail: String,
+    },
 
     #[error("host did not answer {method} within {ms} ms")]
     Timeout { method: String, ms: u64 },
@@ -134,7 +137,11 @@ pub enum Error {
 
 fn tail_suffix(tail: &str) -> String {
     let tail = tail.trim();
-    if tail.is_empty() { String::new() } else { format!("; stderr: {tail}") }
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; stderr: {tail}")
+    }
 }
 
 impl Error {
@@ -161,7 +168,10 @@ impl Error {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io { context: context.into(), source }
+        Error::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 
@@ -173,9 +183,15 @@ mod tests {
 
     #[test]
     fn each_error_names_its_fail_class() {
-        let exited = Error::HostExited { status: ExitStatus::Code(3), stderr_tail: "boom\n".into() };
+        let exited = Error::HostExited {
+            status: ExitStatus::Code(3),
+            stderr_tail: "boom\n".into(),
+        };
         assert_eq!(exited.fail_class(), FailClass::Health);
-        assert_eq!(exited.to_string(), "host exited with status 3; stderr: boom");
+        assert_eq!(
+            exited.to_string(),
+            "host exited with status 3; stderr: boom"
+        );
         let refused = Error::Refused {
             method: "host/status".into(),
             code: -32012,
@@ -184,8 +200,17 @@ mod tests {
             retryable: false,
         };
         assert_eq!(refused.fail_class(), FailClass::Policy);
-        assert_eq!(Error::UnsupportedProtocol { found: "asp-outer/2.0".into() }.fail_class(), FailClass::Contract);
-        assert_eq!(Error::Input("bad path".into()).fail_class(), FailClass::Input);
+        assert_eq!(
+            Error::UnsupportedProtocol {
+                found: "asp-outer/2.0".into()
+            }
+            .fail_class(),
+            FailClass::Contract
+        );
+        assert_eq!(
+            Error::Input("bad path".into()).fail_class(),
+            FailClass::Input
+        );
     }
 
     #[test]

@@ -37,7 +37,12 @@ pub struct FrameReader<R> {
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     pub fn new(inner: R, max_frame: usize, stats: Arc<FrameStats>) -> Self {
-        FrameReader { inner, max_frame, line: Vec::new(), stats }
+        FrameReader {
+            inner,
+            max_frame,
+            line: Vec::new(),
+            stats,
+        }
     }
 
     /// The next frame, without its line ending; `None` at the end of the stream.
@@ -45,7 +50,9 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     /// A partial last line (no newline before the end) is still a frame.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<String>> {
         loop {
-            let Some(line) = self.next_line().await? else { return Ok(None) };
+            let Some(line) = self.next_line().await? else {
+                return Ok(None);
+            };
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -88,7 +95,10 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             if found.is_some() {
                 if oversize {
                     self.stats.oversize.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(max = self.max_frame, "skipped a host line longer than the frame cap");
+                    tracing::warn!(
+                        max = self.max_frame,
+                        "skipped a host line longer than the frame cap"
+                    );
                     oversize = false;
                     continue;
                 }
@@ -107,7 +117,10 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
 }
 
 /// Writes one frame (which must not contain a newline) and flushes it.
-pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, frame: &[u8]) -> std::io::Result<()> {
+pub async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    frame: &[u8],
+) -> std::io::Result<()> {
     debug_assert!(!frame.contains(&b'\n'), "a frame never contains a newline");
     writer.write_all(frame).await?;
     writer.write_all(b"\n").await?;

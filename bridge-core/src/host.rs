@@ -6,8 +6,8 @@
 //! reply to an id never issued is a protocol strike. `$/progress` is routed to the caller whose request
 //! id is the token. When the host's stdout ends, every pending request fails at once.
 
-mod supervisor;
 pub mod process;
+mod supervisor;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
@@ -29,7 +29,9 @@ use crate::error::{Error, ExitStatus, FailClass, Result};
 use crate::framing::{FrameReader, FrameStats, write_frame};
 use crate::jsonrpc::{ErrorObject, Id, Incoming, Message, OutgoingNotification, OutgoingRequest};
 use crate::model;
-use crate::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, EvaluateParams, QueryInspectParams};
+use crate::proto::{
+    self, AdvisoryCallSite, ChangeSet, Comparison, EvaluateParams, QueryInspectParams,
+};
 
 /// How many forgotten ids are remembered, so their late replies are recognised as late.
 const FORGOTTEN_IDS: usize = 4096;
@@ -45,7 +47,10 @@ pub struct ClientConfig {
 
 impl Default for ClientConfig {
     fn default() -> Self {
-        ClientConfig { request_timeout: Duration::from_secs(30), max_frame: crate::framing::DEFAULT_MAX_FRAME }
+        ClientConfig {
+            request_timeout: Duration::from_secs(30),
+            max_frame: crate::framing::DEFAULT_MAX_FRAME,
+        }
     }
 }
 
@@ -74,7 +79,8 @@ pub struct ClientStats {
 }
 
 /// Resolves how the host ended once its stdout closed: exit status and the tail of its stderr.
-pub type ExitProbe = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = (ExitStatus, String)> + Send>> + Send>;
+pub type ExitProbe =
+    Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = (ExitStatus, String)> + Send>> + Send>;
 
 type ReplySender = oneshot::Sender<Result<Box<RawValue>>>;
 
@@ -117,7 +123,9 @@ pub struct HostClient {
 
 impl std::fmt::Debug for HostClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostClient").field("closed", &self.is_closed()).finish()
+        f.debug_struct("HostClient")
+            .field("closed", &self.is_closed())
+            .finish()
     }
 }
 
@@ -154,7 +162,9 @@ impl HostClient {
         params: Option<&P>,
         options: CallOptions,
     ) -> impl Future<Output = Result<Box<RawValue>>> + Send + 'static + use<P> {
-        let timeout = options.timeout.unwrap_or(self.shared.config.request_timeout);
+        let timeout = options
+            .timeout
+            .unwrap_or(self.shared.config.request_timeout);
         let registered = self.register(method, params, options.progress);
         let method = method.to_owned();
         async move {
@@ -168,7 +178,10 @@ impl HostClient {
                     guard.answered = true;
                     Err(guard.shared.closed_error())
                 }
-                Err(_) => Err(Error::Timeout { method, ms: timeout.as_millis() as u64 }),
+                Err(_) => Err(Error::Timeout {
+                    method,
+                    ms: timeout.as_millis() as u64,
+                }),
             }
         }
     }
@@ -184,16 +197,26 @@ impl HostClient {
         async move { decode(method, raw.await?) }
     }
 
-    pub fn status(&self) -> impl Future<Output = Result<Reply<model::Status>>> + Send + 'static + use<> {
+    pub fn status(
+        &self,
+    ) -> impl Future<Output = Result<Reply<model::Status>>> + Send + 'static + use<> {
         self.call(proto::STATUS, Some(&EMPTY), CallOptions::default())
     }
 
-    pub fn capabilities(&self) -> impl Future<Output = Result<Reply<model::Capabilities>>> + Send + 'static + use<> {
+    pub fn capabilities(
+        &self,
+    ) -> impl Future<Output = Result<Reply<model::Capabilities>>> + Send + 'static + use<> {
         self.call(proto::CAPABILITIES, Some(&EMPTY), CallOptions::default())
     }
 
-    pub fn authority_status(&self) -> impl Future<Output = Result<Reply<model::AuthorityStatus>>> + Send + 'static + use<> {
-        self.call(proto::AUTHORITY_STATUS, Some(&EMPTY), CallOptions::default())
+    pub fn authority_status(
+        &self,
+    ) -> impl Future<Output = Result<Reply<model::AuthorityStatus>>> + Send + 'static + use<> {
+        self.call(
+            proto::AUTHORITY_STATUS,
+            Some(&EMPTY),
+            CallOptions::default(),
+        )
     }
 
     /// `host/queryInspect` at the interactive call site.
@@ -203,7 +226,12 @@ impl HostClient {
         timeout_ms: Option<u64>,
         options: CallOptions,
     ) -> impl Future<Output = Result<Reply<model::Inspection>>> + Send + 'static + use<> {
-        let params = QueryInspectParams { call_site: AdvisoryCallSite::Interactive, request, baseline: None, timeout_ms };
+        let params = QueryInspectParams {
+            call_site: AdvisoryCallSite::Interactive,
+            request,
+            baseline: None,
+            timeout_ms,
+        };
         self.call(proto::QUERY_INSPECT, Some(&params), options)
     }
 
@@ -215,7 +243,12 @@ impl HostClient {
         comparison: Option<Comparison>,
         options: CallOptions,
     ) -> impl Future<Output = Result<Reply<model::Decision>>> + Send + 'static + use<> {
-        let params = EvaluateParams { call_site, changeset, comparison, timeout_ms: None };
+        let params = EvaluateParams {
+            call_site,
+            changeset,
+            comparison,
+            timeout_ms: None,
+        };
         self.call(proto::EVALUATE_CHANGESET, Some(&params), options)
     }
 
@@ -256,22 +289,41 @@ impl HostClient {
         progress: Option<mpsc::UnboundedSender<Value>>,
     ) -> Result<(oneshot::Receiver<Result<Box<RawValue>>>, Inflight)> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = serde_json::to_vec(&OutgoingRequest { jsonrpc: "2.0", id, method, params })
-            .map_err(|e| Error::Input(format!("cannot encode {method} params: {e}")))?;
+        let frame = serde_json::to_vec(&OutgoingRequest {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
+        .map_err(|e| Error::Input(format!("cannot encode {method} params: {e}")))?;
         let (reply, receiver) = oneshot::channel();
         let mut state = self.shared.lock();
         if state.closed.is_some() {
             drop(state);
             return Err(self.shared.closed_error());
         }
-        state.pending.insert(id, Pending { method: method.to_owned(), reply, progress });
+        state.pending.insert(
+            id,
+            Pending {
+                method: method.to_owned(),
+                reply,
+                progress,
+            },
+        );
         // Queued under the lock, so the order of ids on the wire is the order of calls.
         if self.shared.outgoing.send(Outgoing::Frame(frame)).is_err() {
             state.pending.remove(&id);
             drop(state);
             return Err(self.shared.closed_error());
         }
-        Ok((receiver, Inflight { shared: self.shared.clone(), id, answered: false }))
+        Ok((
+            receiver,
+            Inflight {
+                shared: self.shared.clone(),
+                id,
+                answered: false,
+            },
+        ))
     }
 }
 
@@ -284,7 +336,10 @@ pub(crate) const EMPTY: Empty = Empty {};
 fn decode<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result<Reply<T>> {
     match serde_json::from_str(raw.get()) {
         Ok(value) => Ok(Reply { value, raw }),
-        Err(e) => Err(Error::Malformed { method: method.to_owned(), detail: e.to_string() }),
+        Err(e) => Err(Error::Malformed {
+            method: method.to_owned(),
+            detail: e.to_string(),
+        }),
     }
 }
 
@@ -305,13 +360,21 @@ impl Drop for Inflight {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn closed_error(&self) -> Error {
         match &self.lock().closed {
-            Some((status, tail)) => Error::HostExited { status: status.clone(), stderr_tail: tail.clone() },
-            None => Error::HostExited { status: ExitStatus::Unknown, stderr_tail: String::new() },
+            Some((status, tail)) => Error::HostExited {
+                status: status.clone(),
+                stderr_tail: tail.clone(),
+            },
+            None => Error::HostExited {
+                status: ExitStatus::Unknown,
+                stderr_tail: String::new(),
+            },
         }
     }
 
@@ -329,7 +392,11 @@ impl Shared {
         }
         drop(state);
         let params = serde_json::json!({ "id": id });
-        let cancel = OutgoingNotification { jsonrpc: "2.0", method: proto::CANCEL_REQUEST, params: &params };
+        let cancel = OutgoingNotification {
+            jsonrpc: "2.0",
+            method: proto::CANCEL_REQUEST,
+            params: &params,
+        };
         if let Ok(frame) = serde_json::to_vec(&cancel) {
             let _ = self.outgoing.send(Outgoing::Frame(frame));
         }
@@ -350,16 +417,29 @@ impl Shared {
             }
         };
         match incoming.classify() {
-            Message::Response { id: Id::Number(id), outcome } => self.answer(id, outcome),
-            Message::Response { id: Id::String(id), .. } => self.strike(&format!("reply to id {id:?}, never issued")),
-            Message::OrphanError(error) => self.strike(&format!("error without id: {}", error.message)),
-            Message::Notification { method, params } if method == proto::PROGRESS => self.progress(params),
-            Message::Notification { method, .. } => tracing::debug!(%method, "host notification ignored"),
+            Message::Response {
+                id: Id::Number(id),
+                outcome,
+            } => self.answer(id, outcome),
+            Message::Response {
+                id: Id::String(id), ..
+            } => self.strike(&format!("reply to id {id:?}, never issued")),
+            Message::OrphanError(error) => {
+                self.strike(&format!("error without id: {}", error.message))
+            }
+            Message::Notification { method, params } if method == proto::PROGRESS => {
+                self.progress(params)
+            }
+            Message::Notification { method, .. } => {
+                tracing::debug!(%method, "host notification ignored")
+            }
             Message::Request { id, method } => {
                 tracing::warn!(%method, "the host sent a request; the bridge serves none");
                 let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
                     "code": -32601, "message": "method not found", "data": {"failClass": "contract"}}});
-                let _ = self.outgoing.send(Outgoing::Frame(reply.to_string().into_bytes()));
+                let _ = self
+                    .outgoing
+                    .send(Outgoing::Frame(reply.to_string().into_bytes()));
             }
             Message::Invalid(why) => self.strike(why),
         }
@@ -384,12 +464,21 @@ impl Shared {
     }
 
     fn progress(&self, params: Option<Value>) {
-        let Some(params) = params.and_then(|p| serde_json::from_value::<proto::ProgressParams>(p).ok()) else {
+        let Some(params) =
+            params.and_then(|p| serde_json::from_value::<proto::ProgressParams>(p).ok())
+        else {
             tracing::debug!("ignored a malformed $/progress");
             return;
         };
-        let Id::Number(token) = params.token else { return };
-        if let Some(sink) = self.lock().pending.get(&token).and_then(|p| p.progress.as_ref()) {
+        let Id::Number(token) = params.token else {
+            return;
+        };
+        if let Some(sink) = self
+            .lock()
+            .pending
+            .get(&token)
+            .and_then(|p| p.progress.as_ref())
+        {
             let _ = sink.send(params.value);
         }
     }
@@ -401,7 +490,10 @@ impl Shared {
             state.pending.drain().map(|(_, p)| p).collect()
         };
         for p in pending {
-            let _ = p.reply.send(Err(Error::HostExited { status: status.clone(), stderr_tail: tail.clone() }));
+            let _ = p.reply.send(Err(Error::HostExited {
+                status: status.clone(),
+                stderr_tail: tail.clone(),
+            }));
         }
         self.closed.send_replace(true);
     }
@@ -410,8 +502,13 @@ impl Shared {
 /// A host error response as an [`Error`], classed by `data.failClass` (or by its code).
 fn refused(method: &str, error: ErrorObject) -> Error {
     let data = error.data.as_ref();
-    let class = data.and_then(|d| d.get("failClass")).and_then(Value::as_str).and_then(FailClass::parse);
-    let retryable = data.and_then(|d| d.get("retryable")).and_then(Value::as_bool);
+    let class = data
+        .and_then(|d| d.get("failClass"))
+        .and_then(Value::as_str)
+        .and_then(FailClass::parse);
+    let retryable = data
+        .and_then(|d| d.get("retryable"))
+        .and_then(Value::as_bool);
     let fail_class = class.unwrap_or_else(|| FailClass::from_code(error.code));
     Error::Refused {
         method: method.to_owned(),
@@ -429,7 +526,11 @@ fn preview(line: &str) -> &str {
     }
 }
 
-async fn read_loop<R: AsyncBufRead + Unpin>(mut framer: FrameReader<R>, shared: Arc<Shared>, probe: ExitProbe) {
+async fn read_loop<R: AsyncBufRead + Unpin>(
+    mut framer: FrameReader<R>,
+    shared: Arc<Shared>,
+    probe: ExitProbe,
+) {
     loop {
         match framer.next_frame().await {
             Ok(Some(line)) => shared.dispatch(&line),
@@ -445,7 +546,10 @@ async fn read_loop<R: AsyncBufRead + Unpin>(mut framer: FrameReader<R>, shared: 
     shared.close(status, tail);
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut queue: mpsc::UnboundedReceiver<Outgoing>) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
+) {
     while let Some(message) = queue.recv().await {
         match message {
             Outgoing::Frame(frame) => {

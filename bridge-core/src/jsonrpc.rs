@@ -57,11 +57,20 @@ pub(crate) struct Incoming {
 /// What an incoming message is, by the JSON-RPC 2.0 rules.
 #[derive(Debug)]
 pub(crate) enum Message {
-    Response { id: Id, outcome: Result<Box<RawValue>, ErrorObject> },
+    Response {
+        id: Id,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    },
     /// An error response with a null id (e.g. a parse error at the host).
     OrphanError(ErrorObject),
-    Notification { method: String, params: Option<Value> },
-    Request { id: Id, method: String },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    Request {
+        id: Id,
+        method: String,
+    },
     Invalid(&'static str),
 }
 
@@ -69,15 +78,25 @@ impl Incoming {
     pub(crate) fn classify(self) -> Message {
         match (self.method, self.id) {
             (Some(method), Some(id)) => Message::Request { id, method },
-            (Some(method), None) => Message::Notification { method, params: self.params },
+            (Some(method), None) => Message::Notification {
+                method,
+                params: self.params,
+            },
             (None, id) => match (self.result, self.error, id) {
-                (Some(result), None, Some(id)) => Message::Response { id, outcome: Ok(result) },
-                (None, Some(error), Some(id)) => Message::Response { id, outcome: Err(error) },
+                (Some(result), None, Some(id)) => Message::Response {
+                    id,
+                    outcome: Ok(result),
+                },
+                (None, Some(error), Some(id)) => Message::Response {
+                    id,
+                    outcome: Err(error),
+                },
                 (None, Some(error), None) => Message::OrphanError(error),
                 // `"result": null` deserialises as no result at all.
-                (None, None, Some(id)) => {
-                    Message::Response { id, outcome: Ok(RawValue::from_string("null".into()).expect("null is JSON")) }
-                }
+                (None, None, Some(id)) => Message::Response {
+                    id,
+                    outcome: Ok(RawValue::from_string("null".into()).expect("null is JSON")),
+                },
                 (Some(_), Some(_), _) => Message::Invalid("a response with both result and error"),
                 _ => Message::Invalid("neither a request, a notification nor a response"),
             },
@@ -97,11 +116,17 @@ mod tests {
     fn tells_responses_notifications_and_requests_apart() {
         assert!(matches!(
             classify(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1}}"#),
-            Message::Response { id: Id::Number(1), outcome: Ok(_) }
+            Message::Response {
+                id: Id::Number(1),
+                outcome: Ok(_)
+            }
         ));
         assert!(matches!(
             classify(r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32010,"message":"m"}}"#),
-            Message::Response { id: Id::String(_), outcome: Err(_) }
+            Message::Response {
+                id: Id::String(_),
+                outcome: Err(_)
+            }
         ));
         assert!(matches!(
             classify(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}"#),
@@ -111,13 +136,21 @@ mod tests {
             classify(r#"{"jsonrpc":"2.0","method":"$/progress","params":{"token":7}}"#),
             Message::Notification { .. }
         ));
-        assert!(matches!(classify(r#"{"jsonrpc":"2.0","id":4,"method":"workspace/x"}"#), Message::Request { .. }));
-        assert!(matches!(classify(r#"{"jsonrpc":"2.0"}"#), Message::Invalid(_)));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","id":4,"method":"workspace/x"}"#),
+            Message::Request { .. }
+        ));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0"}"#),
+            Message::Invalid(_)
+        ));
     }
 
     #[test]
     fn a_null_result_is_a_successful_response() {
-        let Message::Response { outcome: Ok(raw), .. } = classify(r#"{"jsonrpc":"2.0","id":2,"result":null}"#)
+        let Message::Response {
+            outcome: Ok(raw), ..
+        } = classify(r#"{"jsonrpc":"2.0","id":2,"result":null}"#)
         else {
             panic!("expected a response");
         };

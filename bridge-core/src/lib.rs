@@ -13,7 +13,10 @@ pub mod host;
 pub mod jsonrpc;
 pub mod model;
 pub mod proto;
+pub mod text;
 
 pub use error::{Error, ExitStatus, FailClass, Result};
 pub use host::process::{DEFAULT_HOST_COMMAND, HostCommand, HostConfig, HostProcess};
-pub use host::{CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor};
+pub use host::{
+    CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor,
+};

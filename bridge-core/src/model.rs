@@ -7,10 +7,10 @@
 
 pub use crate::proto::{
     Assurance, AuthorityEvidence, AuthorityStatusResult as AuthorityStatus, CallSite,
-    CapabilitiesResult as Capabilities, CapabilityStatus, Coverage, DecisionKind, DecisionResult as Decision,
-    Degradation, Diagnostic, Disposition, Finding, GateStatus, HostState, Location, Open, Position,
-    QueryInspectResult as Inspection, Range, Receipt, ServerStatus, Severity, Snapshot,
-    StatusResult as Status,
+    CapabilitiesResult as Capabilities, CapabilityStatus, Coverage, DecisionKind,
+    DecisionResult as Decision, Degradation, Diagnostic, Disposition, Finding, GateStatus,
+    HostState, Location, Open, Position, QueryInspectResult as Inspection, Range, Receipt,
+    ServerStatus, Severity, Snapshot, StatusResult as Status,
 };
 
 /// The canonical name of a capability or role, mapping the legacy `sense`, `judge`, `act`.
@@ -33,7 +33,11 @@ pub struct NotRun {
 
 impl From<&Degradation> for NotRun {
     fn from(d: &Degradation) -> Self {
-        NotRun { source: d.source.clone(), reason: d.reason.clone(), detail: d.detail.clone() }
+        NotRun {
+            source: d.source.clone(),
+            reason: d.reason.clone(),
+            detail: d.detail.clone(),
+        }
     }
 }
 
@@ -41,7 +45,10 @@ impl From<&Degradation> for NotRun {
 fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> {
     let mut out: Vec<NotRun> = Vec::new();
     for degradation in lists.into_iter().flatten() {
-        if !out.iter().any(|n| n.source == degradation.source && n.reason == degradation.reason) {
+        if !out
+            .iter()
+            .any(|n| n.source == degradation.source && n.reason == degradation.reason)
+        {
             out.push(degradation.into());
         }
     }
@@ -51,7 +58,10 @@ fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> 
 impl Decision {
     /// Everything the host says did not run or ran degraded; empty only when coverage is whole.
     pub fn not_run(&self) -> Vec<NotRun> {
-        merge([self.coverage.degraded.as_slice(), self.receipt.failures.as_slice()])
+        merge([
+            self.coverage.degraded.as_slice(),
+            self.receipt.failures.as_slice(),
+        ])
     }
 
     /// Whether required coverage is incomplete: a result that must never be shown as "clean".
@@ -91,10 +101,24 @@ impl Status {
 
     /// Degraded coverage from every part of the status (gates, capabilities, servers, receipt).
     pub fn not_run(&self) -> Vec<NotRun> {
-        let gates = self.gates().into_iter().filter_map(|(_, g)| g.map(|g| g.degraded.as_slice()));
-        let caps = self.capability_families().into_iter().filter_map(|(_, c)| c.map(|c| c.degraded.as_slice()));
-        let servers = self.servers.iter().filter_map(|s| s.coverage.as_ref().map(|c| c.degraded.as_slice()));
-        merge(gates.chain(caps).chain(servers).chain([self.receipt.failures.as_slice()]))
+        let gates = self
+            .gates()
+            .into_iter()
+            .filter_map(|(_, g)| g.map(|g| g.degraded.as_slice()));
+        let caps = self
+            .capability_families()
+            .into_iter()
+            .filter_map(|(_, c)| c.map(|c| c.degraded.as_slice()));
+        let servers = self
+            .servers
+            .iter()
+            .filter_map(|s| s.coverage.as_ref().map(|c| c.degraded.as_slice()));
+        merge(
+            gates
+                .chain(caps)
+                .chain(servers)
+                .chain([self.receipt.failures.as_slice()]),
+        )
     }
 }
 
@@ -103,8 +127,11 @@ mod tests {
     use super::*;
 
     fn fixture<T: serde::de::DeserializeOwned>(path: &str) -> T {
-        let text = std::fs::read_to_string(format!("{}/../tests/fixtures/asp/{path}", env!("CARGO_MANIFEST_DIR")))
-            .expect("fixture");
+        let text = std::fs::read_to_string(format!(
+            "{}/../tests/fixtures/asp/{path}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("fixture");
         let value: serde_json::Value = serde_json::from_str(&text).expect("json");
         serde_json::from_value(value["result"].clone()).expect("model")
     }
@@ -122,7 +149,10 @@ mod tests {
         let decision: Decision = fixture("outer/evaluate.indeterminate.missing-provider.json");
         assert!(decision.is(DecisionKind::Indeterminate));
         let not_run = decision.not_run();
-        assert!(!not_run.is_empty(), "an indeterminate decision names what did not run");
+        assert!(
+            !not_run.is_empty(),
+            "an indeterminate decision names what did not run"
+        );
         assert!(decision.is_incomplete());
     }
 

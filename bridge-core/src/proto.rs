@@ -229,7 +229,9 @@ impl<'de> Deserialize<'de> for Receipt {
         let raw = Value::deserialize(deserializer)?;
         let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_owned);
         let failures = match raw.get("failures") {
-            Some(list) => Vec::<Degradation>::deserialize(list).map_err(serde::de::Error::custom)?,
+            Some(list) => {
+                Vec::<Degradation>::deserialize(list).map_err(serde::de::Error::custom)?
+            }
             None => Vec::new(),
         };
         Ok(Receipt {
@@ -603,20 +605,24 @@ mod tests {
 
     #[test]
     fn the_call_site_sent_can_only_be_interactive_or_sweep() {
-        let text = serde_json::to_string(&[AdvisoryCallSite::Interactive, AdvisoryCallSite::Sweep]).unwrap();
+        let text = serde_json::to_string(&[AdvisoryCallSite::Interactive, AdvisoryCallSite::Sweep])
+            .unwrap();
         assert_eq!(text, r#"["interactive","sweep"]"#);
     }
 
     #[test]
     fn legacy_capability_names_are_read_as_canonical() {
-        let c: CapabilityCoverage = serde_json::from_str(r#"{"judge":{"available":true}}"#).unwrap();
+        let c: CapabilityCoverage =
+            serde_json::from_str(r#"{"judge":{"available":true}}"#).unwrap();
         assert!(c.check.unwrap().available);
     }
 
     #[test]
     fn the_receipt_is_kept_whole() {
-        let r: Receipt =
-            serde_json::from_str(r#"{"receiptId":"r1","kind":"evaluate","privateOnly":true,"failures":[]}"#).unwrap();
+        let r: Receipt = serde_json::from_str(
+            r#"{"receiptId":"r1","kind":"evaluate","privateOnly":true,"failures":[]}"#,
+        )
+        .unwrap();
         assert_eq!(r.receipt_id, "r1");
         assert_eq!(r.raw["privateOnly"], Value::Bool(true));
     }

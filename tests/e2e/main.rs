@@ -1,1 +1,10 @@
-//! e2e
+//! End-to-end tests: the real `asp-bridge` binary against the scriptable fake host.
+//!
+//! One test binary (it owns `CARGO_BIN_EXE_*`), one module per command.
+
+mod support;
+
+mod lsp;
+mod mcp;
+mod sarif;
+mod status;

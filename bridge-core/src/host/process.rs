@@ -37,11 +37,17 @@ pub struct HostCommand {
 
 impl HostCommand {
     pub fn parse(line: &str, repo: &Path) -> Result<HostCommand> {
-        let words = shlex::split(line).ok_or_else(|| Error::HostCommand(format!("unbalanced quotes in {line:?}")))?;
+        let words = shlex::split(line)
+            .ok_or_else(|| Error::HostCommand(format!("unbalanced quotes in {line:?}")))?;
         let repo = repo.to_string_lossy();
         let mut words = words.into_iter().map(|w| w.replace("{repo}", &repo));
-        let program = words.next().ok_or_else(|| Error::HostCommand("empty command".into()))?;
-        Ok(HostCommand { program, args: words.collect() })
+        let program = words
+            .next()
+            .ok_or_else(|| Error::HostCommand("empty command".into()))?;
+        Ok(HostCommand {
+            program,
+            args: words.collect(),
+        })
     }
 }
 
@@ -58,7 +64,12 @@ pub struct HostConfig {
 
 impl HostConfig {
     pub fn new(command: HostCommand, repo: PathBuf) -> HostConfig {
-        HostConfig { command, repo, client: ClientConfig::default(), handshake_timeout: Duration::from_secs(10) }
+        HostConfig {
+            command,
+            repo,
+            client: ClientConfig::default(),
+            handshake_timeout: Duration::from_secs(10),
+        }
     }
 }
 
@@ -72,7 +83,9 @@ pub struct HostProcess {
 
 impl std::fmt::Debug for HostProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostProcess").field("pid", &self.pid).finish()
+        f.debug_struct("HostProcess")
+            .field("pid", &self.pid)
+            .finish()
     }
 }
 
@@ -89,11 +102,13 @@ impl HostProcess {
             .kill_on_drop(true)
             .process_group(0);
         die_with_parent(&mut command);
-        let mut child = command
-            .spawn()
-            .map_err(|source| Error::Spawn { program: config.command.program.clone(), source })?;
+        let mut child = command.spawn().map_err(|source| Error::Spawn {
+            program: config.command.program.clone(),
+            source,
+        })?;
         let pid = child.id();
-        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return Err(Error::Unavailable("host stdio was not piped".into()));
         };
@@ -101,17 +116,33 @@ impl HostProcess {
         let drained = tokio::spawn(drain_stderr(stderr, tail.clone()));
         let child = Arc::new(tokio::sync::Mutex::new(child));
         let probe = exit_probe(child.clone(), drained, tail);
-        let client = HostClient::connect(BufReader::with_capacity(64 * 1024, stdout), stdin, config.client.clone(), probe);
+        let client = HostClient::connect(
+            BufReader::with_capacity(64 * 1024, stdout),
+            stdin,
+            config.client.clone(),
+            probe,
+        );
         tracing::debug!(program = %config.command.program, pid, "host started");
-        Ok(HostProcess { client, child, pid, finished: false })
+        Ok(HostProcess {
+            client,
+            child,
+            pid,
+            finished: false,
+        })
     }
 
     /// Spawns the host and completes the handshake: `host/status` within the handshake deadline, with
     /// a supported `outerProtocol`. On failure the host is shut down before the error is returned.
     pub async fn start(config: &HostConfig) -> Result<(HostProcess, Reply<model::Status>)> {
         let process = HostProcess::spawn(config)?;
-        let options = CallOptions { timeout: Some(config.handshake_timeout), progress: None };
-        let handshake = process.client.call(crate::proto::STATUS, Some(&super::EMPTY), options).await;
+        let options = CallOptions {
+            timeout: Some(config.handshake_timeout),
+            progress: None,
+        };
+        let handshake = process
+            .client
+            .call(crate::proto::STATUS, Some(&super::EMPTY), options)
+            .await;
         let outcome = handshake.and_then(|reply: Reply<model::Status>| {
             check_outer_protocol(&reply.value.host.outer_protocol)?;
             Ok(reply)
@@ -143,8 +174,14 @@ impl HostProcess {
     async fn stop(mut self, ask: bool) -> ExitStatus {
         let started = Instant::now();
         if ask && !self.client.is_closed() {
-            let options = CallOptions { timeout: Some(SHUTDOWN_GRACE), progress: None };
-            let _ = self.client.call_raw::<()>(crate::proto::SHUTDOWN, None, options).await;
+            let options = CallOptions {
+                timeout: Some(SHUTDOWN_GRACE),
+                progress: None,
+            };
+            let _ = self
+                .client
+                .call_raw::<()>(crate::proto::SHUTDOWN, None, options)
+                .await;
         }
         self.client.close_input();
         let status = self.escalate(started).await;
@@ -154,12 +191,25 @@ impl HostProcess {
 
     async fn escalate(&self, started: Instant) -> ExitStatus {
         let mut child = self.child.lock().await;
-        if let Ok(Ok(status)) = tokio::time::timeout(SHUTDOWN_GRACE.saturating_sub(started.elapsed()), child.wait()).await {
+        if let Ok(Ok(status)) = tokio::time::timeout(
+            SHUTDOWN_GRACE.saturating_sub(started.elapsed()),
+            child.wait(),
+        )
+        .await
+        {
             return exit_status(status);
         }
-        tracing::warn!(pid = self.pid, "host still running after shutdown; sending SIGTERM");
+        tracing::warn!(
+            pid = self.pid,
+            "host still running after shutdown; sending SIGTERM"
+        );
         signal_group(self.pid, Signal::Term);
-        if let Ok(Ok(status)) = tokio::time::timeout(SHUTDOWN_TOTAL.saturating_sub(started.elapsed()), child.wait()).await {
+        if let Ok(Ok(status)) = tokio::time::timeout(
+            SHUTDOWN_TOTAL.saturating_sub(started.elapsed()),
+            child.wait(),
+        )
+        .await
+        {
             return exit_status(status);
         }
         tracing::warn!(pid = self.pid, "host ignored SIGTERM; sending SIGKILL");
@@ -183,8 +233,16 @@ impl Drop for HostProcess {
 
 /// Accepts `asp-outer/1` and `asp-outer/1.x`; refuses anything else with a contract error.
 pub fn check_outer_protocol(found: &str) -> Result<()> {
-    let major = found.strip_prefix("asp-outer/").map(|v| v.split('.').next().unwrap_or(v));
-    if major == Some("1") { Ok(()) } else { Err(Error::UnsupportedProtocol { found: found.to_owned() }) }
+    let major = found
+        .strip_prefix("asp-outer/")
+        .map(|v| v.split('.').next().unwrap_or(v));
+    if major == Some("1") {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedProtocol {
+            found: found.to_owned(),
+        })
+    }
 }
 
 fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
@@ -215,7 +273,10 @@ fn exit_probe(
             if status != ExitStatus::StillRunning {
                 let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
             }
-            let tail = tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
+            let tail = tail
+                .lock()
+                .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+                .unwrap_or_default();
             (status, tail)
         })
     })
@@ -226,7 +287,11 @@ async fn drain_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<S
     let mut line = Vec::new();
     loop {
         line.clear();
-        match (&mut reader).take(STDERR_LINE_MAX as u64).read_until(b'\n', &mut line).await {
+        match (&mut reader)
+            .take(STDERR_LINE_MAX as u64)
+            .read_until(b'\n', &mut line)
+            .await
+        {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
@@ -256,7 +321,9 @@ enum Signal {
 /// Sends a signal to the host's process group (its pid, since it leads its own group).
 #[allow(unsafe_code)]
 fn signal_group(pid: Option<u32>, signal: Signal) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) else { return };
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) else {
+        return;
+    };
     let signal = match signal {
         Signal::Term => libc::SIGTERM,
         Signal::Kill => libc::SIGKILL,
@@ -295,9 +362,16 @@ mod tests {
 
     #[test]
     fn splits_like_a_shell_and_fills_in_the_repo() {
-        let cmd = HostCommand::parse("asp host serve --repo {repo} --name 'a b'", Path::new("/w/my repo")).unwrap();
+        let cmd = HostCommand::parse(
+            "asp host serve --repo {repo} --name 'a b'",
+            Path::new("/w/my repo"),
+        )
+        .unwrap();
         assert_eq!(cmd.program, "asp");
-        assert_eq!(cmd.args, ["host", "serve", "--repo", "/w/my repo", "--name", "a b"]);
+        assert_eq!(
+            cmd.args,
+            ["host", "serve", "--repo", "/w/my repo", "--name", "a b"]
+        );
     }
 
     #[test]

@@ -36,9 +36,20 @@ impl Default for RestartPolicy {
 enum Phase {
     Idle,
     /// `failures`: consecutive failures before this start, carried in case it dies young.
-    Up { process: HostProcess, since: Instant, failures: u32 },
-    Down { retry_at: Instant, failures: u32, last: String },
-    GivenUp { failures: u32, last: String },
+    Up {
+        process: HostProcess,
+        since: Instant,
+        failures: u32,
+    },
+    Down {
+        retry_at: Instant,
+        failures: u32,
+        last: String,
+    },
+    GivenUp {
+        failures: u32,
+        last: String,
+    },
     Stopped,
 }
 
@@ -53,13 +64,20 @@ pub struct Supervisor {
 
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Supervisor").field("starts", &*self.starts.borrow()).finish()
+        f.debug_struct("Supervisor")
+            .field("starts", &*self.starts.borrow())
+            .finish()
     }
 }
 
 impl Supervisor {
     pub fn new(config: HostConfig, policy: RestartPolicy) -> Supervisor {
-        Supervisor { config, policy, phase: Mutex::new(Phase::Idle), starts: watch::Sender::new(0) }
+        Supervisor {
+            config,
+            policy,
+            phase: Mutex::new(Phase::Idle),
+            starts: watch::Sender::new(0),
+        }
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -70,11 +88,20 @@ impl Supervisor {
     /// a `health` error that says why the host is down and when it will be tried again.
     pub async fn client(&self) -> Result<HostClient> {
         let mut phase = self.phase.lock().await;
-        if let Phase::Up { process, since, failures } = &*phase {
+        if let Phase::Up {
+            process,
+            since,
+            failures,
+        } = &*phase
+        {
             let Some(why) = process.client().closed_reason() else {
                 return Ok(process.client().clone());
             };
-            let failures = if since.elapsed() >= self.policy.stable_after { 1 } else { failures + 1 };
+            let failures = if since.elapsed() >= self.policy.stable_after {
+                1
+            } else {
+                failures + 1
+            };
             tracing::warn!(%why, "host went down");
             // Dropping the old process kills whatever is left of it.
             *phase = self.after_failure(failures, why.to_string());
@@ -83,11 +110,16 @@ impl Supervisor {
             Phase::Up { .. } => unreachable!("handled above"),
             Phase::Stopped => return Err(Error::Unavailable("the bridge is shutting down".into())),
             Phase::GivenUp { failures, last } => {
-                return Err(Error::Unavailable(format!("gave up after {failures} failed starts; last: {last}")));
+                return Err(Error::Unavailable(format!(
+                    "gave up after {failures} failed starts; last: {last}"
+                )));
             }
             Phase::Down { retry_at, last, .. } if Instant::now() < *retry_at => {
                 let wait = retry_at.saturating_duration_since(Instant::now());
-                return Err(Error::Unavailable(format!("{last}; restarting in {} ms", wait.as_millis())));
+                return Err(Error::Unavailable(format!(
+                    "{last}; restarting in {} ms",
+                    wait.as_millis()
+                )));
             }
             Phase::Down { .. } | Phase::Idle => {}
         }
@@ -98,12 +130,19 @@ impl Supervisor {
         match HostProcess::start(&self.config).await {
             Ok((process, _status)) => {
                 let client = process.client().clone();
-                *phase = Phase::Up { process, since: Instant::now(), failures };
+                *phase = Phase::Up {
+                    process,
+                    since: Instant::now(),
+                    failures,
+                };
                 self.starts.send_modify(|n| *n += 1);
                 Ok(client)
             }
             Err(error) if error.fail_class() == FailClass::Contract => {
-                *phase = Phase::GivenUp { failures: failures + 1, last: error.to_string() };
+                *phase = Phase::GivenUp {
+                    failures: failures + 1,
+                    last: error.to_string(),
+                };
                 Err(error)
             }
             Err(error) => {
@@ -119,8 +158,16 @@ impl Supervisor {
             return Phase::GivenUp { failures, last };
         }
         let factor = 2u32.saturating_pow(failures.saturating_sub(1));
-        let delay = self.policy.initial_delay.saturating_mul(factor).min(self.policy.max_delay);
-        Phase::Down { retry_at: Instant::now() + delay, failures, last }
+        let delay = self
+            .policy
+            .initial_delay
+            .saturating_mul(factor)
+            .min(self.policy.max_delay);
+        Phase::Down {
+            retry_at: Instant::now() + delay,
+            failures,
+            last,
+        }
     }
 
     /// Watches the number of successful host starts (1 after the first start, 2 after a restart…).

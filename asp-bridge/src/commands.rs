@@ -1,0 +1,6 @@
+//! One module per subcommand; each is a thin call into its front-end crate.
+
+pub(crate) mod lsp;
+pub(crate) mod mcp;
+pub(crate) mod sarif;
+pub(crate) mod status;

@@ -1,0 +1,179 @@
+//! `asp-bridge status`: one `host/status`, printed for a person or as one JSON document.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use bridge_core::model::{NotRun, Status, canonical_capability};
+use bridge_core::text::untrusted;
+use bridge_core::{HostProcess, Reply};
+use serde_json::json;
+
+use crate::flags::StatusArgs;
+
+/// Longest piece of host text shown on one line.
+const TEXT_MAX: usize = 200;
+
+pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
+    let repo = crate::workspace_root(args.repo.as_deref())?;
+    let config = crate::host_config(&args.host, &repo)?;
+    let (process, reply) = HostProcess::start(&config).await?;
+    process.shutdown().await;
+    let text = if args.json {
+        json_document(&reply)?
+    } else {
+        human(&reply.value)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// `{"bridge": {...}, "status": <the host's status result as received>}`.
+fn json_document(reply: &Reply<Status>) -> anyhow::Result<String> {
+    let status: serde_json::Value = serde_json::from_str(reply.raw.get())?;
+    let document = json!({
+        "bridge": {"name": "asp-bridge", "version": env!("CARGO_PKG_VERSION"), "authoritative": false},
+        "status": status,
+    });
+    Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
+}
+
+fn clean(text: &str) -> String {
+    untrusted(text, TEXT_MAX).into_owned()
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items
+            .iter()
+            .map(|i| clean(i))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn human(status: &Status) -> String {
+    let mut out = String::new();
+    let host = &status.host;
+    let state = if status.is_degraded() {
+        format!("degraded (host state: {})", clean(host.state.as_str()))
+    } else {
+        clean(host.state.as_str())
+    };
+    let _ = writeln!(
+        out,
+        "host       {} {} [{}]: {state}",
+        clean(&host.name),
+        clean(&host.version),
+        clean(&host.outer_protocol)
+    );
+    let policy = &status.policy;
+    let _ = writeln!(
+        out,
+        "policy     {} ({}, {})",
+        clean(&policy.source),
+        clean(&policy.activation),
+        clean(&policy.policy_digest)
+    );
+    for server in &status.servers {
+        let caps: Vec<String> = server
+            .capabilities
+            .iter()
+            .map(|c| canonical_capability(c).to_owned())
+            .collect();
+        let _ = writeln!(
+            out,
+            "server     {}: {}, enrollment {}; capabilities {}; required for {}",
+            clean(&server.id),
+            clean(&server.state),
+            clean(&server.enrollment_state),
+            list(&caps),
+            list(&server.required_for),
+        );
+    }
+    for (call_site, gate) in status.gates() {
+        let line = match gate {
+            None => "not reported".to_owned(),
+            Some(g) if g.available => {
+                format!("available; requires {}", list(&g.required_providers))
+            }
+            Some(g) => format!("UNAVAILABLE; requires {}", list(&g.required_providers)),
+        };
+        let _ = writeln!(out, "call site  {call_site}: {line}");
+    }
+    let not_run = status.not_run();
+    if not_run.is_empty() {
+        let _ = writeln!(out, "coverage   complete");
+    }
+    for NotRun {
+        source,
+        reason,
+        detail,
+    } in &not_run
+    {
+        let _ = writeln!(
+            out,
+            "degraded   {}: {} ({})",
+            clean(source),
+            clean(reason),
+            clean(detail)
+        );
+    }
+    let _ = writeln!(out, "receipt    {}", clean(&status.receipt.receipt_id));
+    let _ = writeln!(
+        out,
+        "note       asp-bridge relays the host's answers; it never decides and never gates"
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(path: &str) -> Status {
+        let text = std::fs::read_to_string(format!(
+            "{}/../tests/fixtures/asp/{path}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        serde_json::from_value(value["result"].clone()).unwrap()
+    }
+
+    #[test]
+    fn a_ready_host_reads_plainly() {
+        let text = human(&status("outer/status.response.json"));
+        assert!(
+            text.starts_with(
+                "host       @the-open-engine/asp 0.1.0-alpha.0 [asp-outer/1.0]: ready\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("policy     .asp/asp.json (active, sha256:policyabc123)"));
+        assert!(text.contains("server     lattice: ready, enrollment enrolled; capabilities inspect, check, edit; required for gate"));
+        assert!(text.contains("call site  gate: available; requires lattice"));
+        assert!(text.contains("coverage   complete"));
+    }
+
+    #[test]
+    fn a_degraded_host_says_degraded_with_reasons() {
+        let mut s = status("outer/status.response.json");
+        s.host.state = bridge_core::model::Open::Known(bridge_core::model::HostState::Degraded);
+        s.receipt.failures.push(bridge_core::model::Degradation {
+            source: "lattice".into(),
+            reason: "crashed".into(),
+            detail: "exit 9\u{1b}[2J".into(),
+            ..Default::default()
+        });
+        let text = human(&s);
+        assert!(text.contains(": degraded (host state: degraded)"), "{text}");
+        assert!(
+            text.contains("degraded   lattice: crashed (exit 9[2J)"),
+            "escape characters are stripped: {text}"
+        );
+    }
+}

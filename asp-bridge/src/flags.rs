@@ -1,0 +1,111 @@
+//! The command line: one subcommand per front end, with the host options they share.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "asp-bridge",
+    version,
+    about = "Relays an ASP host to MCP agents, LSP editors and SARIF dashboards. Advisory only: it never decides and never gates."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Ask the host for its status and print it.
+    Status(StatusArgs),
+    /// Export the host's decision on the working tree (or a saved answer) as SARIF 2.1.0.
+    Sarif(SarifArgs),
+    /// Serve read-only MCP tools over stdio for AI agents.
+    Mcp(McpArgs),
+    /// Serve host diagnostics as a language server over stdio.
+    Lsp(LspArgs),
+}
+
+/// How to reach the host.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct HostArgs {
+    /// Host command line, split like a shell; `{repo}` becomes the absolute workspace root.
+    #[arg(long, env = "ASP_BRIDGE_HOST_COMMAND", default_value = bridge_core::DEFAULT_HOST_COMMAND)]
+    pub(crate) host_command: String,
+    /// Deadline of each host request, in milliseconds.
+    #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) timeout_ms: u64,
+    /// Deadline of the first `host/status`, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) handshake_timeout_ms: u64,
+}
+
+/// Supervision of a long-running host.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct SuperviseArgs {
+    /// Delay before the first restart of a crashed host, in milliseconds; it doubles up to 30 s.
+    #[arg(long, default_value_t = 500)]
+    pub(crate) restart_delay_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    pub(crate) repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ComparisonArg {
+    All,
+    Introduced,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SarifArgs {
+    /// Workspace root (default: the current directory); artifact URIs are relative to it.
+    #[arg(long)]
+    pub(crate) repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    /// Convert a saved host answer (a JSON-RPC response or a bare decision) instead of asking the host.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) from: Option<PathBuf>,
+    /// Where to write the SARIF log; `-` is stdout.
+    #[arg(long, short, value_name = "FILE|-", default_value = "-")]
+    pub(crate) output: String,
+    /// Which findings the host reports: all, or only those introduced by the working tree.
+    #[arg(long, value_enum, default_value = "all")]
+    pub(crate) comparison: ComparisonArg,
+    /// `runAutomationDetails.id` of the run (a GitHub code-scanning category).
+    #[arg(long, value_name = "ID")]
+    pub(crate) category: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// Workspace root (default: the current directory).
+    #[arg(long)]
+    pub(crate) repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    #[command(flatten)]
+    pub(crate) supervise: SuperviseArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LspArgs {
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    #[command(flatten)]
+    pub(crate) supervise: SuperviseArgs,
+    /// Accepted for editors that always pass it; the language server always speaks stdio.
+    #[arg(long, hide = true)]
+    pub(crate) stdio: bool,
+}

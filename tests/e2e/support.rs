@@ -1,0 +1,164 @@
+//! Helpers shared by the end-to-end tests: paths of the binaries, runs with a deadline, temp repos,
+//! and the orphan check.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub(crate) fn bridge_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_asp-bridge")
+}
+
+pub(crate) fn fake_host_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fake-host")
+}
+
+pub(crate) fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// A `--host-command` that runs the fake host with `flags`.
+pub(crate) fn host_command(flags: &str) -> String {
+    format!(
+        "{} {flags}",
+        shlex::try_quote(fake_host_bin()).expect("quotable path")
+    )
+}
+
+/// A scratch directory; `marker()` is a unique path the fake host can be given (e.g. `--record`),
+/// so the orphan check can find every process started for this test.
+pub(crate) struct Scratch {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub(crate) fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// A git repository with one commit, for commands that build changesets.
+    pub(crate) fn git_repo() -> Scratch {
+        let scratch = Scratch::new();
+        scratch.git(&["init", "-q"]);
+        std::fs::write(scratch.path().join("README.txt"), "hello\n").unwrap();
+        scratch.git(&["add", "."]);
+        scratch.git(&["commit", "-q", "-m", "base"]);
+        scratch
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn marker(&self) -> PathBuf {
+        self.path().join("host-record.jsonl")
+    }
+
+    /// What the fake host recorded with `--record {marker}`: one JSON value per line.
+    pub(crate) fn recorded(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.marker())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    pub(crate) fn git(&self, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(self.path())
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .expect("git")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// Fails if any process still mentions this scratch directory on its command line.
+    pub(crate) fn assert_no_orphans(&self) {
+        let needle = self.path().to_string_lossy().into_owned();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let alive = processes_mentioning(&needle);
+            if alive.is_empty() {
+                return;
+            }
+            // A killed process can take a moment to be reaped by its parent; anything left after the
+            // deadline is an orphan.
+            assert!(Instant::now() < deadline, "orphaned processes: {alive:?}");
+            std::thread::yield_now();
+        }
+    }
+}
+
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie =
+            std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| s.contains(") Z "));
+        if cmdline.contains(needle) && !zombie {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+/// A finished run of the bridge.
+pub(crate) struct Run {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
+}
+
+/// Runs the bridge with `args` and no stdin; fails the test if it outlives `limit`.
+pub(crate) fn run_bridge(args: &[&str], cwd: &Path, limit: Duration) -> Run {
+    let started = Instant::now();
+    let child = Command::new(bridge_bin())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn asp-bridge");
+    let pid = child.id();
+    let (done, waiting) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let output: Output = match waiting.recv_timeout(limit) {
+        Ok(output) => output.expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("asp-bridge {args:?} still running after {limit:?}");
+        }
+    };
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: started.elapsed(),
+    }
+}
