@@ -1,1 +1,216 @@
-//! tidy
+//! Tidy checks that run with `cargo test`: file headers, module layout, stdout discipline, ignored
+//! tests, file size, and the dependency direction between the crates.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Every tracked-or-new Rust file of the project, relative to the root.
+fn rust_files() -> Vec<PathBuf> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root())
+        .args([
+            "ls-files",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            "*.rs",
+        ])
+        .output()
+        .expect("git ls-files");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .filter(|p| root().join(p).exists())
+        .collect()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_default()
+}
+
+fn is_test_code(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    text.starts_with("tests/")
+        || text.contains("/tests/")
+        || text.contains("/benches/")
+        || text.starts_with("fuzz/")
+        || text.ends_with("/tests.rs")
+}
+
+#[test]
+fn every_rust_file_opens_with_a_module_doc_line() {
+    let missing: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|p| !read(p).starts_with("//!"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a leading `//!` line: {missing:?}"
+    );
+}
+
+#[test]
+fn modules_are_foo_rs_and_foo_dir_never_mod_rs() {
+    let mod_rs: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|p| p.ends_with("mod.rs"))
+        .collect();
+    assert!(mod_rs.is_empty(), "mod.rs files: {mod_rs:?}");
+}
+
+#[test]
+fn nothing_prints_to_stdout_outside_the_transports() {
+    // Files that own stdout: the commands that write a document there, and the fake host.
+    let owners = [
+        "asp-bridge/src/commands/status.rs",
+        "asp-bridge/src/commands/sarif.rs",
+    ];
+    let mut offenders = Vec::new();
+    for path in rust_files().into_iter().filter(|p| !is_test_code(p)) {
+        let text = read(&path);
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            let prints = ["println!(", "print!(", "dbg!("].iter().any(|m| {
+                code.match_indices(m)
+                    .any(|(at, _)| !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
+            let stdout =
+                code.contains("io::stdout()") && !owners.iter().any(|o| path == Path::new(o));
+            if prints || stdout {
+                offenders.push(format!("{}:{}: {}", path.display(), n + 1, code));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "stdout belongs to the protocol:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn no_ignored_test_without_a_reason() {
+    let mut offenders = Vec::new();
+    for path in rust_files() {
+        for (n, line) in read(&path).lines().enumerate() {
+            if line.trim() == "#[ignore]" {
+                offenders.push(format!("{}:{}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "write #[ignore = \"why\"]: {offenders:?}"
+    );
+}
+
+#[test]
+fn files_stay_under_about_800_lines() {
+    let big: Vec<_> = rust_files()
+        .into_iter()
+        .map(|p| (read(&p).lines().count(), p))
+        .filter(|(lines, _)| *lines > 900)
+        .collect();
+    assert!(big.is_empty(), "split these files: {big:?}");
+}
+
+/// Each workspace crate with every package it reaches through normal dependencies: the external
+/// ones it names and, transitively, those of the workspace crates it depends on.
+fn dependency_closure() -> BTreeMap<String, BTreeSet<String>> {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+            "--manifest-path",
+        ])
+        .arg(root().join("Cargo.toml"))
+        .output()
+        .expect("cargo metadata");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&output.stdout).expect("metadata json");
+    let direct: BTreeMap<String, Vec<String>> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].is_null());
+            (
+                p["name"].as_str().unwrap().to_owned(),
+                deps.map(|d| d["name"].as_str().unwrap().to_owned())
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut closure = BTreeMap::new();
+    for member in direct.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![member.clone()];
+        while let Some(name) = stack.pop() {
+            for dep in direct.get(&name).into_iter().flatten() {
+                if seen.insert(dep.clone()) && direct.contains_key(dep) {
+                    stack.push(dep.clone());
+                }
+            }
+        }
+        closure.insert(member.clone(), seen);
+    }
+    closure
+}
+
+#[test]
+fn dependencies_point_one_way() {
+    let closure = dependency_closure();
+    let owners = [
+        ("mcp-adapter", "rmcp"),
+        ("lsp-adapter", "tower-lsp-server"),
+        ("sarif-export", "serde-sarif"),
+    ];
+    let adapters = owners.map(|(crate_name, _)| crate_name);
+    let mut problems = Vec::new();
+    for (owner, library) in owners {
+        for (name, deps) in &closure {
+            if name != owner && name != "asp-bridge" && deps.contains(library) {
+                problems.push(format!(
+                    "{name} depends on {library}, which only {owner} may use"
+                ));
+            }
+        }
+    }
+    for adapter in adapters {
+        for other in adapters.iter().chain(["bridge-core"].iter()) {
+            let deps = &closure[*other];
+            if deps.contains(adapter) {
+                problems.push(format!("{other} depends on the adapter {adapter}"));
+            }
+        }
+        assert!(
+            closure[adapter].contains("bridge-core"),
+            "{adapter} stands on bridge-core"
+        );
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}

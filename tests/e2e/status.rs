@@ -1,1 +1,233 @@
-//! End-to-end tests of `asp-bridge status`.
+//! End-to-end tests of `asp-bridge status`: a good answer relayed as received, and every fault of
+//! the fake host turned into one classed stderr line and an exit code, with no orphaned host.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{Run, Scratch, host_command, run_bridge};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// Runs `asp-bridge status` against the fake host with `flags` (plus `--record`, the orphan marker).
+fn status(scratch: &Scratch, flags: &str, extra: &[&str]) -> Run {
+    let command = host_command(&format!("--record {} {flags}", scratch.marker().display()));
+    let repo = scratch.path().to_str().unwrap();
+    let mut args = vec!["status", "--repo", repo, "--host-command", &command];
+    args.extend_from_slice(extra);
+    let run = run_bridge(&args, scratch.path(), LIMIT);
+    scratch.assert_no_orphans();
+    run
+}
+
+fn fixture_result(path: &str) -> Value {
+    let text = std::fs::read_to_string(crate::support::fixtures().join("asp").join(path)).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["result"].clone()
+}
+
+/// Asserts a failed run: its exit code and its one stderr line `asp-bridge: <class>: <cause>`.
+fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
+    assert_eq!(run.code, Some(code), "stderr: {}", run.stderr);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("asp-bridge: "))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with(&format!("asp-bridge: {class}: ")),
+        "stderr: {}",
+        run.stderr
+    );
+    assert!(line.contains(cause), "expected {cause:?} in {line:?}");
+    assert!(
+        run.stdout.is_empty(),
+        "nothing on stdout when the host did not answer: {}",
+        run.stdout
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn json_relays_the_status_as_received() {
+    let scratch = Scratch::new();
+    let run = status(&scratch, "", &["--json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let document: Value = serde_json::from_str(&run.stdout).expect("exactly one JSON document");
+    assert_eq!(document["bridge"]["name"], "asp-bridge");
+    assert_eq!(document["bridge"]["authoritative"], false);
+    assert_eq!(
+        document["status"],
+        fixture_result("outer/status.response.json")
+    );
+    let recorded = scratch.recorded();
+    assert_eq!(
+        recorded[0]["method"], "host/status",
+        "the handshake is the first call"
+    );
+    assert_eq!(
+        recorded[1]["method"], "shutdown",
+        "the host is shut down after answering"
+    );
+}
+
+#[test]
+fn text_output_names_state_policy_servers_gates_and_coverage() {
+    let scratch = Scratch::new();
+    let run = status(&scratch, "", &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for expected in [
+        "host       @the-open-engine/asp 0.1.0-alpha.0 [asp-outer/1.0]: ready",
+        "policy     .asp/asp.json (active, sha256:policyabc123)",
+        "server     lattice: ready, enrollment enrolled",
+        "call site  interactive: available",
+        "coverage   complete",
+        "receipt    status-2026-06-22T20:00:00Z",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "missing {expected:?} in\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn noise_on_stdout_and_stderr_does_not_break_a_good_answer() {
+    let scratch = Scratch::new();
+    let oversize = 17 * 1024 * 1024;
+    let flags =
+        format!("--junk --unknown-id --duplicate --oversize {oversize} --stderr-flood 20000");
+    let run = status(&scratch, &flags, &["--json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let document: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        document["status"],
+        fixture_result("outer/status.response.json")
+    );
+}
+
+#[test]
+fn a_host_that_crashes_is_a_health_error_with_its_exit_status_and_stderr() {
+    let scratch = Scratch::new();
+    let run = status(&scratch, "--crash-on host/status --exit-code 7", &[]);
+    assert_failed(
+        &run,
+        3,
+        "health",
+        "host exited with status 7; stderr: fake-host: crashing on host/status",
+    );
+}
+
+#[test]
+fn a_host_that_hangs_fails_within_the_handshake_deadline() {
+    let scratch = Scratch::new();
+    let run = status(
+        &scratch,
+        "--hang-on '*'",
+        &["--handshake-timeout-ms", "800"],
+    );
+    assert_failed(
+        &run,
+        3,
+        "health",
+        "host did not answer host/status within 800 ms",
+    );
+}
+
+#[test]
+fn an_answer_after_the_deadline_is_a_timeout() {
+    let scratch = Scratch::new();
+    let run = status(
+        &scratch,
+        "--delay-ms host/status=5000",
+        &["--handshake-timeout-ms", "300"],
+    );
+    assert_failed(&run, 3, "health", "within 300 ms");
+}
+
+#[test]
+fn a_host_that_closes_stdout_but_keeps_running_is_reported_and_stopped() {
+    let scratch = Scratch::new();
+    let run = status(&scratch, "--close-stdout-on host/status", &[]);
+    assert_failed(
+        &run,
+        3,
+        "health",
+        "host closed its stdout but is still running",
+    );
+}
+
+#[test]
+fn a_host_that_ignores_shutdown_is_killed() {
+    let scratch = Scratch::new();
+    let run = status(&scratch, "--ignore-shutdown", &["--json"]);
+    assert_eq!(run.code, Some(0), "the answer still counts: {}", run.stderr);
+    assert!(serde_json::from_str::<Value>(&run.stdout).is_ok());
+}
+
+#[test]
+fn each_refusal_keeps_its_fail_class_and_exit_code() {
+    for (class, code) in [("health", 3), ("contract", 4), ("policy", 5), ("input", 6)] {
+        let scratch = Scratch::new();
+        let run = status(&scratch, &format!("--error host/status={class}"), &[]);
+        assert_failed(
+            &run,
+            code,
+            class,
+            &format!("host refused host/status: fake host refuses: {class}"),
+        );
+    }
+}
+
+#[test]
+fn an_unsupported_outer_protocol_is_refused_as_contract() {
+    let scratch = Scratch::new();
+    let run = status(&scratch, "--outer-protocol asp-outer/2.0", &["--json"]);
+    assert_failed(
+        &run,
+        4,
+        "contract",
+        "unsupported outerProtocol \"asp-outer/2.0\"",
+    );
+}
+
+#[test]
+fn a_host_that_cannot_start_is_a_health_error() {
+    let scratch = Scratch::new();
+    let repo = scratch.path().to_str().unwrap();
+    let run = run_bridge(
+        &[
+            "status",
+            "--repo",
+            repo,
+            "--host-command",
+            "/nonexistent/asp host serve",
+        ],
+        scratch.path(),
+        LIMIT,
+    );
+    assert_failed(&run, 3, "health", "could not start host `/nonexistent/asp`");
+}
+
+#[test]
+fn a_broken_host_command_line_is_an_input_error() {
+    let scratch = Scratch::new();
+    let repo = scratch.path().to_str().unwrap();
+    let run = run_bridge(
+        &["status", "--repo", repo, "--host-command", "asp 'unclosed"],
+        scratch.path(),
+        LIMIT,
+    );
+    assert_failed(&run, 6, "input", "invalid host command");
+}
+
+#[test]
+fn the_default_command_names_the_reference_host() {
+    let scratch = Scratch::new();
+    let repo = scratch.path().to_str().unwrap();
+    let run = run_bridge(&["status", "--repo", repo], scratch.path(), LIMIT);
+    // The reference host is not installed here: the error names the command that was tried.
+    if run.code != Some(0) {
+        assert_failed(&run, 3, "health", "could not start host `asp`");
+    }
+}
