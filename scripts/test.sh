@@ -30,10 +30,12 @@ fi
 
 multitool=$tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 inspector=$tools/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
-if [ ! -e "$multitool" ] || [ ! -e "$inspector" ] || ! cmp -s scripts/tools/package-lock.json "$tools/package-lock.json"; then
+if [ ! -e "$multitool" ] || [ ! -e "$inspector" ] || ! cmp -s scripts/tools/package.json "$tools/package.json"; then
   step "npm: sarif-multitool, mcp inspector"
-  cp scripts/tools/package.json scripts/tools/package-lock.json "$tools/"
-  (cd "$tools" && NPM_CONFIG_UPDATE_NOTIFIER=false npm ci --no-audit --no-fund --loglevel=error)
+  cp scripts/tools/package.json "$tools/"
+  # Exact versions are pinned in package.json. The inspector asks for a newer Node.js than Debian's, but
+  # its CLI works on Node.js 20 (the engine warning is expected).
+  (cd "$tools" && NPM_CONFIG_UPDATE_NOTIFIER=false npm install --no-audit --no-fund --no-package-lock --loglevel=error)
 fi
 # npm 11 does not run install scripts by default; the Multitool's only makes its binary executable.
 chmod u+x "$multitool"
