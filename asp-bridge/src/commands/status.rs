@@ -15,7 +15,9 @@ const TEXT_MAX: usize = 200;
 
 pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
-    let config = crate::host_config(&args.host, &repo)?;
+    let mut config = crate::host_config(&args.host, &repo)?;
+    // The handshake is the only call: `--timeout-ms` bounds it too.
+    config.handshake_timeout = config.handshake_timeout.min(config.client.request_timeout);
     let (process, reply) = HostProcess::start(&config).await?;
     process.shutdown().await;
     let text = if args.json {
