@@ -1,0 +1,124 @@
+//! Supervision with real child processes (small `sh` hosts): lazy start, fail-fast outage, restart
+//! with a growing delay, and giving up visibly.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bridge_core::{Error, FailClass, HostCommand, HostConfig, RestartPolicy, Supervisor};
+
+const STATUS: &str = r#"{"jsonrpc":"2.0","id":ID,"result":{"host":{"name":"sh-host","version":"1","outerProtocol":"PROTO","state":"ready"}}}"#;
+
+/// A host that answers the handshake (and `answers` more `host/status` calls), then exits 3 on the
+/// next request. `read` keeps the ids in step: the bridge numbers its requests from 1.
+fn host(answers: usize, proto: &str) -> HostConfig {
+    let mut script = String::new();
+    for id in 1..=answers + 1 {
+        let reply = STATUS
+            .replace("ID", &id.to_string())
+            .replace("PROTO", proto);
+        script.push_str(&format!("read line; echo '{reply}'; "));
+    }
+    script.push_str("read line; echo 'sh-host: dying' >&2; exit 3");
+    let command = HostCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), script],
+    };
+    HostConfig::new(command, Path::new("/").to_path_buf())
+}
+
+fn policy(initial_delay: Duration, max_failures: u32) -> RestartPolicy {
+    RestartPolicy {
+        initial_delay,
+        max_failures,
+        ..RestartPolicy::default()
+    }
+}
+
+#[tokio::test]
+async fn the_host_starts_on_first_use_and_restarts_after_a_crash() {
+    let supervisor = Supervisor::new(host(0, "asp-outer/1.0"), policy(Duration::ZERO, 8));
+    let starts = supervisor.starts();
+    assert_eq!(
+        *starts.borrow(),
+        0,
+        "nothing is started before it is needed"
+    );
+
+    let client = supervisor.client().await.expect("first start");
+    assert_eq!(*starts.borrow(), 1);
+    let crash = client.status().await.unwrap_err();
+    assert!(
+        crash.to_string().contains("exited with status 3"),
+        "{crash}"
+    );
+
+    // With no restart delay, the next call starts a new host at once.
+    let client = supervisor.client().await.expect("restart");
+    assert_eq!(*starts.borrow(), 2);
+    assert!(!client.is_closed());
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn during_the_restart_delay_calls_fail_fast_with_a_health_error() {
+    let supervisor = Supervisor::new(host(0, "asp-outer/1.0"), policy(Duration::from_secs(60), 8));
+    let client = supervisor.client().await.unwrap();
+    let _ = client.status().await;
+    client.closed().await;
+    let err = supervisor.client().await.unwrap_err();
+    assert_eq!(err.fail_class(), FailClass::Health);
+    let text = err.to_string();
+    assert!(
+        text.contains("host exited with status 3") && text.contains("restarting in"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_host_that_keeps_dying_is_given_up_on() {
+    let command = HostCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), "exit 9".into()],
+    };
+    let supervisor = Supervisor::new(
+        HostConfig::new(command, "/".into()),
+        policy(Duration::ZERO, 3),
+    );
+    for _ in 0..3 {
+        assert!(matches!(
+            supervisor.client().await,
+            Err(Error::HostExited { .. })
+        ));
+    }
+    let err = supervisor.client().await.unwrap_err();
+    assert!(
+        err.to_string().contains("gave up after 3 failed starts"),
+        "{err}"
+    );
+    assert_eq!(err.fail_class(), FailClass::Health);
+}
+
+#[tokio::test]
+async fn a_contract_refusal_is_not_retried() {
+    let supervisor = Supervisor::new(host(0, "asp-outer/2.0"), policy(Duration::ZERO, 8));
+    let first = supervisor.client().await.unwrap_err();
+    assert_eq!(first.fail_class(), FailClass::Contract);
+    let again = supervisor.client().await.unwrap_err();
+    assert!(
+        again.to_string().contains("unsupported outerProtocol"),
+        "{again}"
+    );
+    assert!(
+        again.to_string().contains("gave up after 1 failed start"),
+        "{again}"
+    );
+}
+
+#[tokio::test]
+async fn after_shutdown_calls_are_refused() {
+    let supervisor = Supervisor::new(host(1, "asp-outer/1.0"), policy(Duration::ZERO, 8));
+    supervisor.client().await.unwrap();
+    supervisor.shutdown().await;
+    let err = supervisor.client().await.unwrap_err();
+    assert!(err.to_string().contains("shutting down"), "{err}");
+}
