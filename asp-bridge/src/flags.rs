@@ -81,22 +81,29 @@ pub(crate) struct SarifArgs {
     #[arg(long, short, value_name = "FILE|-", default_value = "-")]
     pub(crate) output: String,
     /// Which findings the host reports: all, or only those introduced by the working tree.
-    #[arg(long, value_enum, default_value = "all")]
+    #[arg(long, value_enum, default_value = "all", conflicts_with = "from")]
     pub(crate) comparison: ComparisonArg,
-    /// `runAutomationDetails.id` of the run (a GitHub code-scanning category).
+    /// `runAutomationDetails.id` of the run: a GitHub code-scanning category (`/` is appended when
+    /// missing, so GitHub reads all of it as the category). Unset by default, so the upload action's
+    /// own `category` applies.
     #[arg(long, value_name = "ID")]
     pub(crate) category: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
-    /// Workspace root (default: the current directory).
+    /// Workspace root (default: the current directory); tool paths are confined to it.
     #[arg(long)]
     pub(crate) repo: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) host: HostArgs,
     #[command(flatten)]
     pub(crate) supervise: SuperviseArgs,
+    /// Largest `structuredContent` of one tool result, in bytes of JSON (its text copy doubles it);
+    /// longer outputs are truncated or paginated.
+    #[arg(long, default_value_t = mcp_adapter::DEFAULT_BUDGET_BYTES as u32,
+          value_parser = clap::value_parser!(u32).range(4096..=1_048_576))]
+    pub(crate) max_output_bytes: u32,
 }
 
 #[derive(Debug, Args)]
@@ -108,4 +115,7 @@ pub(crate) struct LspArgs {
     /// Accepted for editors that always pass it; the language server always speaks stdio.
     #[arg(long, hide = true)]
     pub(crate) stdio: bool,
+    /// How long a document's open and save events settle before the host is asked, in milliseconds.
+    #[arg(long, default_value_t = 250)]
+    pub(crate) debounce_ms: u64,
 }

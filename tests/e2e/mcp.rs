@@ -1,1 +1,605 @@
-//! End-to-end tests of `asp-bridge mcp`.
+//! End-to-end tests of `asp-bridge mcp`: the real binary against the fake host, driven by a bare
+//! NDJSON MCP client (both eras), by the official Python MCP SDK (`ASP_BRIDGE_PYTHON`), and by the
+//! MCP inspector CLI (`ASP_BRIDGE_MCP_INSPECTOR`). A missing client tool skips its test loudly, and
+//! fails it under `CI`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Scratch, bridge_bin, fake_host_bin, host_command};
+
+const TOOLS: [&str; 5] = [
+    "asp_authority_status",
+    "asp_capabilities",
+    "asp_diagnostics",
+    "asp_inspect",
+    "asp_status",
+];
+const ANSWER: Duration = Duration::from_secs(20);
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+/// A git repository with one commit and one changed file (`README.txt`); what the tests themselves
+/// write there (the host's record, markers) is ignored by git.
+fn workspace() -> Scratch {
+    let scratch = Scratch::git_repo();
+    let exclude = scratch.path().join(".git/info/exclude");
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    std::fs::write(
+        exclude,
+        "host-record.jsonl\ncrashed-once/\ninspector-home/\n",
+    )
+    .unwrap();
+    std::fs::write(scratch.path().join("README.txt"), "changed\n").unwrap();
+    scratch
+}
+
+/// A fake-host command line that records to the scratch marker (so the orphan check finds it).
+fn fake(scratch: &Scratch, flags: &str) -> String {
+    host_command(&format!("--record {} {flags}", scratch.marker().display()))
+}
+
+/// A host that crashes on its second request the first time it is started, and behaves after.
+fn crash_once(scratch: &Scratch) -> String {
+    let fake = shlex::try_quote(fake_host_bin()).unwrap().into_owned();
+    let record = scratch.marker().display().to_string();
+    let gate = scratch.path().join("crashed-once").display().to_string();
+    let script = format!(
+        "if mkdir {gate} 2>/dev/null; then exec {fake} --record {record} --crash-after 1; \
+         else exec {fake} --record {record}; fi"
+    );
+    format!("sh -c {}", shlex::try_quote(&script).unwrap())
+}
+
+fn arguments_for(tool: &str) -> Value {
+    match tool {
+        "asp_inspect" => json!({"request": {"kind": "fixture/graph"}}),
+        _ => json!({}),
+    }
+}
+
+// ---- a bare MCP client over the child's stdio --------------------------------------------------------
+
+/// `asp-bridge mcp` as a child process, spoken to one JSON line at a time.
+struct Bridge {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
+    next_id: i64,
+    era: &'static str,
+}
+
+impl Bridge {
+    fn start(scratch: &Scratch, host: &str, extra: &[&str], era: &'static str) -> Bridge {
+        let mut child = Command::new(bridge_bin())
+            .args(["mcp", "--repo"])
+            .arg(scratch.path())
+            .args(["--host-command", host, "--restart-delay-ms", "0"])
+            .args(extra)
+            .current_dir(scratch.path())
+            .env_remove("ASP_BRIDGE_HOST_COMMAND")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn asp-bridge mcp");
+        let (sender, lines) = channel();
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let log = stdout.clone();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                log.lock().unwrap().push(line.clone());
+                let _ = sender.send(line);
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            sink.lock().unwrap().push_str(&text);
+        });
+        let mut bridge = Bridge {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stdout,
+            stderr,
+            next_id: 0,
+            era,
+        };
+        bridge.open();
+        bridge
+    }
+
+    /// The era's opening: `initialize` + `initialized`, or `server/discover`.
+    fn open(&mut self) {
+        if self.era == LEGACY {
+            let result = self.result(
+                "initialize",
+                json!({"protocolVersion": LEGACY,
+                "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}}),
+            );
+            assert_eq!(result["protocolVersion"], LEGACY);
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        } else {
+            let result = self.result("server/discover", json!({}));
+            assert!(
+                result["supportedVersions"].to_string().contains(MODERN),
+                "{result}"
+            );
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to asp-bridge");
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`).
+    fn request(&mut self, method: &str, mut params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        if self.era == MODERN {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "0"}
+            });
+        }
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + ANSWER;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no answer to {method} within {ANSWER:?}; stderr: {}",
+                    self.stderr()
+                )
+            });
+            let message: Value = serde_json::from_str(&line).expect("stdout carries JSON frames");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    fn result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    fn tools(&mut self) -> Vec<String> {
+        let result = self.result("tools/list", json!({}));
+        result["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// `tools/call`; returns the result (the tool never answers with a JSON-RPC error).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.result("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Closes stdin as a client that goes away does; returns the exit code and every stdout line.
+    fn close(mut self) -> (Option<i32>, Vec<String>) {
+        drop(self.stdin.take());
+        self.wait()
+    }
+
+    /// Sends SIGTERM with stdin still open; returns the exit code and every stdout line.
+    fn terminate(self) -> (Option<i32>, Vec<String>) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        self.wait()
+    }
+
+    fn wait(self) -> (Option<i32>, Vec<String>) {
+        let pid = self.child.id();
+        let mut child = self.child;
+        let _stdin = self.stdin;
+        let (done, waiting) = channel();
+        std::thread::spawn(move || {
+            let _ = done.send(child.wait());
+        });
+        let Ok(status) = waiting.recv_timeout(Duration::from_secs(10)) else {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("asp-bridge mcp still running after 10 s");
+        };
+        let code = status.expect("wait").code();
+        let lines = self.stdout.lock().unwrap().clone();
+        (code, lines)
+    }
+}
+
+fn assert_ok(result: &Value) -> &Value {
+    assert_eq!(result["isError"], false, "{result:#}");
+    let body = &result["structuredContent"];
+    assert_eq!(body["authoritative"], false);
+    body
+}
+
+fn assert_failed<'a>(result: &'a Value, class: &str) -> &'a Value {
+    assert_eq!(result["isError"], true, "{result:#}");
+    let body = &result["structuredContent"];
+    assert_eq!(body["failClass"], class, "{body:#}");
+    assert_eq!(body["authoritative"], false);
+    body
+}
+
+// ---- the bare client -------------------------------------------------------------------------------
+
+#[test]
+fn mcp_answers_both_eras_with_nothing_but_frames_on_stdout() {
+    for era in [LEGACY, MODERN] {
+        let scratch = workspace();
+        let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], era);
+        assert_eq!(bridge.tools(), TOOLS, "{era}");
+        for tool in TOOLS {
+            let body = assert_ok(&bridge.call(tool, arguments_for(tool))).clone();
+            assert!(
+                !body["receiptId"].as_str().unwrap().is_empty(),
+                "{era} {tool}"
+            );
+        }
+        let diagnostics = bridge.call("asp_diagnostics", json!({}));
+        assert_eq!(assert_ok(&diagnostics)["changedFiles"], 1);
+        let stderr = bridge.stderr();
+        let (code, lines) = bridge.close();
+        assert_eq!(
+            code,
+            Some(0),
+            "a client closing stdin is a clean end; stderr: {stderr}"
+        );
+        for line in lines {
+            let frame: Value =
+                serde_json::from_str(&line).unwrap_or_else(|_| panic!("not a frame: {line}"));
+            assert_eq!(frame["jsonrpc"], "2.0", "{line}");
+        }
+        scratch.assert_no_orphans();
+    }
+}
+
+#[test]
+fn mcp_lists_tools_while_the_host_cannot_start_and_says_health_when_called() {
+    let scratch = Scratch::new();
+    let missing = scratch.path().join("no-such-host").display().to_string();
+    let mut bridge = Bridge::start(&scratch, &missing, &[], LEGACY);
+    assert_eq!(bridge.tools(), TOOLS);
+    let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
+    assert!(
+        body["cause"]
+            .as_str()
+            .unwrap()
+            .contains("could not start host"),
+        "{body:#}"
+    );
+    assert_eq!(bridge.close().0, Some(0));
+}
+
+#[test]
+fn mcp_survives_a_host_crash_and_the_next_call_works() {
+    let scratch = Scratch::new();
+    let mut bridge = Bridge::start(&scratch, &crash_once(&scratch), &[], MODERN);
+    let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
+    assert!(
+        body["cause"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 3"),
+        "{body:#}"
+    );
+    assert_ok(&bridge.call("asp_status", json!({})));
+    assert_ok(&bridge.call("asp_capabilities", json!({})));
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+    let handshakes = scratch
+        .recorded()
+        .iter()
+        .filter(|m| m["method"] == "host/status")
+        .count();
+    assert_eq!(
+        handshakes, 4,
+        "two starts, each with a handshake and a status call"
+    );
+}
+
+#[test]
+fn mcp_reports_a_hung_host_as_a_health_timeout() {
+    let scratch = Scratch::new();
+    let host = fake(&scratch, "--hang-on host/capabilities");
+    let mut bridge = Bridge::start(&scratch, &host, &["--timeout-ms", "300"], LEGACY);
+    let body = assert_failed(&bridge.call("asp_capabilities", json!({})), "health").clone();
+    assert!(
+        body["cause"].as_str().unwrap().contains("within 300 ms"),
+        "{body:#}"
+    );
+    assert_ok(&bridge.call("asp_status", json!({})));
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
+
+#[test]
+fn mcp_names_each_fail_class_of_a_refusing_host() {
+    for class in ["health", "contract", "policy", "input"] {
+        let scratch = Scratch::new();
+        let host = fake(&scratch, &format!("--error host/capabilities={class}"));
+        let mut bridge = Bridge::start(&scratch, &host, &[], MODERN);
+        let body = assert_failed(&bridge.call("asp_capabilities", json!({})), class).clone();
+        assert!(
+            body["cause"]
+                .as_str()
+                .unwrap()
+                .contains("fake host refuses"),
+            "{body:#}"
+        );
+        assert_eq!(bridge.close().0, Some(0));
+        scratch.assert_no_orphans();
+    }
+}
+
+#[test]
+fn mcp_refuses_paths_outside_the_workspace() {
+    let scratch = workspace();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    for (tool, arguments) in [
+        ("asp_diagnostics", json!({"paths": ["../outside"]})),
+        ("asp_diagnostics", json!({"paths": ["/etc/passwd"]})),
+        (
+            "asp_inspect",
+            json!({"request": {"symbol": {"path": "../../etc/passwd"}}}),
+        ),
+    ] {
+        let body = assert_failed(&bridge.call(tool, arguments), "input").clone();
+        assert!(
+            body["cause"].as_str().unwrap().contains("refused"),
+            "{body:#}"
+        );
+    }
+    assert_eq!(bridge.close().0, Some(0));
+    let work = scratch
+        .recorded()
+        .into_iter()
+        .filter(|m| m["method"] == "host/evaluateChangeset" || m["method"] == "host/queryInspect")
+        .count();
+    assert_eq!(work, 0, "the host never saw a refused path");
+}
+
+#[test]
+fn mcp_refuses_every_tool_when_the_repository_policy_disables_it() {
+    let scratch = workspace();
+    std::fs::create_dir(scratch.path().join(".asp")).unwrap();
+    std::fs::write(
+        scratch.path().join(".asp/asp.json"),
+        r#"{"adapters": {"mcp": {"enabled": false}}}"#,
+    )
+    .unwrap();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    for tool in TOOLS {
+        let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
+        assert!(
+            body["cause"].as_str().unwrap().contains(".asp/asp.json"),
+            "{body:#}"
+        );
+    }
+    assert_eq!(bridge.close().0, Some(0));
+    assert!(
+        scratch.recorded().is_empty(),
+        "a disabled adapter never starts the host"
+    );
+}
+
+#[test]
+fn mcp_shuts_the_host_down_when_the_client_goes_away_and_never_gates() {
+    let scratch = workspace();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, "--progress"), &[], LEGACY);
+    for tool in TOOLS {
+        assert_ok(&bridge.call(tool, arguments_for(tool)));
+    }
+    let started = Instant::now();
+    assert_eq!(bridge.close().0, Some(0));
+    assert!(started.elapsed() < Duration::from_secs(5), "prompt exit");
+    scratch.assert_no_orphans();
+    let recorded = scratch.recorded();
+    assert!(
+        recorded.iter().any(|m| m["method"] == "shutdown"),
+        "the host was asked to shut down"
+    );
+    for message in recorded {
+        assert_ne!(message["params"]["callSite"], "gate", "{message}");
+        let method = message["method"].as_str().unwrap_or_default();
+        assert!(!method.contains("applyProposal") && !method.contains("requestEditPlan"));
+    }
+}
+
+#[test]
+fn mcp_stops_on_sigterm_and_takes_the_host_with_it() {
+    let scratch = workspace();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    assert_ok(&bridge.call("asp_status", json!({})));
+    let (code, _) = bridge.terminate();
+    assert_eq!(code, Some(0));
+    scratch.assert_no_orphans();
+    assert!(scratch.recorded().iter().any(|m| m["method"] == "shutdown"));
+}
+
+// ---- real clients ----------------------------------------------------------------------------------
+
+/// The path in `var`, or `None` with a loud skip note; under `CI` a missing tool fails the test.
+fn client_tool(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{var} is not set: CI must provide {what} (scripts/test.sh installs it)")
+        }
+        _ => {
+            eprintln!(
+                "SKIPPED: {var} is not set; install {what} (scripts/test.sh) to run this test"
+            );
+            None
+        }
+    }
+}
+
+fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/mcp")
+}
+
+#[test]
+fn python_sdk_client_in_both_eras_with_progress_crash_recovery_and_traversal() {
+    let Some(python) = client_tool("ASP_BRIDGE_PYTHON", "the Python MCP SDK (`mcp` on PyPI)")
+    else {
+        return;
+    };
+    for mode in ["legacy", MODERN] {
+        let scratch = workspace();
+        let output = Command::new(&python)
+            .arg(scripts().join("client.py"))
+            .args(["--bridge", bridge_bin(), "--mode", mode, "--repo"])
+            .arg(scratch.path())
+            .args(["--host-command", &fake(&scratch, "--progress")])
+            .args(["--crash-host-command", &crash_once(&scratch)])
+            .env_remove("ASP_BRIDGE_HOST_COMMAND")
+            .output()
+            .expect("run the Python client");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "python client ({mode}) failed:\n{stderr}"
+        );
+        let report: Value = serde_json::from_slice(&output.stdout).expect("one JSON report");
+        assert_eq!(report["mode"], mode);
+        assert_eq!(report["tools"], json!(TOOLS));
+        assert_eq!(report["readOnly"], true);
+        assert_eq!(report["called"], json!(TOOLS));
+        assert!(
+            report["progress"].as_array().unwrap().len() >= 2,
+            "{report:#}"
+        );
+        assert_eq!(report["crash"], json!(["health", "recovered"]));
+        assert_eq!(report["traversal"], "input");
+        scratch.assert_no_orphans();
+    }
+}
+
+/// Runs the inspector CLI against the bridge; returns (exit code, stdout, stderr).
+fn inspector(launcher: &str, scratch: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
+    let home = scratch.path().join("inspector-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let repo = scratch.path().display().to_string();
+    let host = fake(scratch, "");
+    let output = Command::new("node")
+        .arg(launcher)
+        .arg("--cli")
+        .arg(bridge_bin())
+        .args(["mcp", "--repo", &repo, "--host-command", &host])
+        .args(args)
+        .args(["--format", "json", "-q"])
+        .env("HOME", &home)
+        .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .output()
+        .expect("run node (the MCP inspector needs Node.js)");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
+    let Some(launcher) = client_tool(
+        "ASP_BRIDGE_MCP_INSPECTOR",
+        "@modelcontextprotocol/inspector",
+    ) else {
+        return;
+    };
+    for era in ["legacy", "modern"] {
+        let scratch = Scratch::new();
+        let (code, stdout, stderr) = inspector(
+            &launcher,
+            &scratch,
+            &["--method", "tools/list", "--strict", "--protocol-era", era],
+        );
+        assert_eq!(code, Some(0), "{era}: {stderr}");
+        let lint = [
+            "type-union",
+            "untyped-schema",
+            "boolean-schema",
+            "remote-ref",
+            "portab",
+        ];
+        assert!(
+            !lint.iter().any(|w| stderr.contains(w)),
+            "{era}: schema findings:\n{stderr}"
+        );
+        let listed: Value = serde_json::from_str(&stdout).expect("JSON");
+        let names: Vec<&str> = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, TOOLS);
+        scratch.assert_no_orphans();
+    }
+}
+
+#[test]
+fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
+    let Some(launcher) = client_tool(
+        "ASP_BRIDGE_MCP_INSPECTOR",
+        "@modelcontextprotocol/inspector",
+    ) else {
+        return;
+    };
+    let scratch = workspace();
+    let call = ["--method", "tools/call", "--tool-name"];
+    let (code, stdout, stderr) =
+        inspector(&launcher, &scratch, &[&call[..], &["asp_status"]].concat());
+    assert_eq!(code, Some(0), "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(
+        result["result"]["structuredContent"]["authoritative"],
+        false
+    );
+    let refused = [
+        &call[..],
+        &[
+            "asp_diagnostics",
+            "--tool-args-json",
+            r#"{"paths": ["../x"]}"#,
+        ],
+    ]
+    .concat();
+    let (code, stdout, stderr) = inspector(&launcher, &scratch, &refused);
+    assert_eq!(
+        code,
+        Some(5),
+        "isError is the inspector's tool-error exit: {stderr}"
+    );
+    let result: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(result["result"]["structuredContent"]["failClass"], "input");
+    scratch.assert_no_orphans();
+}

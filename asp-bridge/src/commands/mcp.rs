@@ -1,7 +1,54 @@
-//! `asp-bridge mcp`: not built yet.
+//! `asp-bridge mcp`: read-only MCP tools over stdio for AI agents (mcp-adapter). The host is
+//! supervised and started lazily, so the server answers `tools/list` while the host is down. Stdout
+//! carries MCP frames only; logs go to stderr. The session ends when the client closes stdin (or on
+//! SIGINT/SIGTERM), and the host is shut down with it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge_core::{RestartPolicy, Supervisor};
 
 use crate::flags::McpArgs;
 
-pub(crate) async fn run(_args: McpArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`asp-bridge mcp` is not built yet")
+pub(crate) async fn run(args: McpArgs) -> anyhow::Result<()> {
+    let repo = crate::workspace_root(args.repo.as_deref())?;
+    let config = crate::host_config(&args.host, &repo)?;
+    let policy = RestartPolicy {
+        initial_delay: Duration::from_millis(args.supervise.restart_delay_ms),
+        ..RestartPolicy::default()
+    };
+    let supervisor = Arc::new(Supervisor::new(config, policy));
+    tokio::select! {
+        outcome = mcp_adapter::serve_stdio(supervisor.clone(), &repo, args.max_output_bytes as usize) => {
+            outcome?;
+        }
+        signal = terminated() => {
+            tracing::info!(%signal, "stopping the MCP server");
+            supervisor.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
+/// Resolves with the name of the first terminating signal received.
+async fn terminated() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
 }

@@ -1,0 +1,238 @@
+//! Client paths confined to the workspace (DESIGN invariant 6).
+//!
+//! A path from a client is accepted only as a plain repo-relative path, or an absolute path inside
+//! the root. Refused outright: empty or oversized paths, NUL and other control or invisible
+//! characters, `..` components, backslashes and drive letters (Windows and UNC forms), git pathspec
+//! magic (a leading `:`, which git would resolve from the top of an enclosing repository), and
+//! percent-encoded dots and slashes. What is left is resolved against the canonical root with every
+//! existing part canonicalised (symlinks followed) and compared by components, so neither a prefix
+//! (`/repo_evil`) nor a symlink (`link -> /etc`) nor a dangling symlink can lead outside. The result is
+//! the repo-relative path with `/` separators, as ASP wants it.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::Error;
+
+/// Longest path accepted from a client, in bytes.
+pub(crate) const MAX_PATH_BYTES: usize = 1024;
+
+/// `raw` as a path relative to `root` (canonical), or the refusal.
+pub(crate) fn confine(root: &Path, raw: &str) -> Result<String, Error> {
+    refuse_forms(raw).map_err(|why| refused(raw, why))?;
+    let path = Path::new(raw);
+    let mut relative = PathBuf::new();
+    let mut absolute = false;
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => relative.push(part),
+            Component::CurDir => {}
+            Component::RootDir => absolute = true,
+            Component::ParentDir => return Err(refused(raw, "`..` is not allowed")),
+            Component::Prefix(_) => return Err(refused(raw, "path prefixes are not allowed")),
+        }
+    }
+    let resolved = if absolute {
+        resolve(path)
+    } else {
+        resolve(&root.join(&relative))
+    }
+    .map_err(|why| refused(raw, why))?;
+    let Ok(inside) = resolved.strip_prefix(root) else {
+        let why = if absolute {
+            "it is outside the workspace"
+        } else {
+            "it leads outside the workspace through a symlink"
+        };
+        return Err(refused(raw, why));
+    };
+    let relative = if absolute { inside } else { &relative };
+    let mut parts = Vec::new();
+    for component in relative.components() {
+        match component.as_os_str().to_str() {
+            Some(part) => parts.push(part),
+            None => return Err(refused(raw, "it is not valid UTF-8 once resolved")),
+        }
+    }
+    Ok(if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    })
+}
+
+fn refused(raw: &str, why: &str) -> Error {
+    let shown = bridge_core::text::untrusted(raw, 120);
+    Error::Input(format!(
+        "path {shown:?} refused: {why}; give a path relative to the workspace root"
+    ))
+}
+
+/// The textual forms refused before any resolution.
+fn refuse_forms(raw: &str) -> Result<(), &'static str> {
+    if raw.is_empty() {
+        return Err("it is empty");
+    }
+    if raw.len() > MAX_PATH_BYTES {
+        return Err("it is longer than 1024 bytes");
+    }
+    if raw.contains('\0') {
+        return Err("it contains a NUL byte");
+    }
+    if raw
+        .chars()
+        .any(|c| c.is_control() || bridge_core::text::is_hidden(c))
+    {
+        return Err("it contains control or invisible characters");
+    }
+    if raw.contains('\\') {
+        return Err("backslashes (Windows or UNC forms) are not allowed; use `/`");
+    }
+    let bytes = raw.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err("drive letters are not allowed");
+    }
+    if raw.starts_with(':') {
+        return Err("git pathspec magic (a leading `:`) is not a path");
+    }
+    let lower = raw.to_ascii_lowercase();
+    if ["%2e", "%2f", "%5c"].iter().any(|e| lower.contains(e)) {
+        return Err("percent-encoded dots and slashes are not allowed");
+    }
+    Ok(())
+}
+
+/// `path` with its longest existing prefix canonicalised and the rest appended as written. A part
+/// that is a symlink but does not resolve (dangling, or a loop) is refused: it could point anywhere.
+fn resolve(path: &Path) -> Result<PathBuf, &'static str> {
+    let mut tail = Vec::new();
+    let mut current = path.to_path_buf();
+    loop {
+        match current.canonicalize() {
+            Ok(mut base) => {
+                base.extend(tail.iter().rev());
+                return Ok(base);
+            }
+            Err(_) => {
+                if current
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    return Err("it goes through a symlink that does not resolve");
+                }
+                let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
+                    return Err("no part of it exists");
+                };
+                tail.push(name.to_os_string());
+                current = parent.to_path_buf();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Workspace {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    /// `<tmp>/repo` with `src/a.ts`, plus a sibling `<tmp>/repo_evil/secret`.
+    fn workspace() -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("repo/src")).unwrap();
+        std::fs::write(base.join("repo/src/a.ts"), "x").unwrap();
+        std::fs::create_dir_all(base.join("repo_evil")).unwrap();
+        std::fs::write(base.join("repo_evil/secret"), "x").unwrap();
+        Workspace {
+            _dir: dir,
+            root: base.join("repo"),
+        }
+    }
+
+    fn refusal(root: &Path, raw: &str) -> String {
+        match confine(root, raw) {
+            Ok(ok) => panic!("{raw:?} was accepted as {ok:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn repo_relative_paths_are_normalised() {
+        let w = workspace();
+        assert_eq!(confine(&w.root, "src/a.ts").unwrap(), "src/a.ts");
+        assert_eq!(confine(&w.root, "./src//a.ts").unwrap(), "src/a.ts");
+        assert_eq!(
+            confine(&w.root, "src/not-yet.ts").unwrap(),
+            "src/not-yet.ts"
+        );
+        assert_eq!(confine(&w.root, "new/dir/f.rs").unwrap(), "new/dir/f.rs");
+        assert_eq!(confine(&w.root, ".").unwrap(), ".");
+        assert_eq!(confine(&w.root, "fïlé 😀.ts").unwrap(), "fïlé 😀.ts");
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_root_become_relative() {
+        let w = workspace();
+        let inside = w.root.join("src/a.ts");
+        assert_eq!(
+            confine(&w.root, inside.to_str().unwrap()).unwrap(),
+            "src/a.ts"
+        );
+        assert_eq!(confine(&w.root, w.root.to_str().unwrap()).unwrap(), ".");
+    }
+
+    #[test]
+    fn parent_components_are_refused_even_when_they_would_stay_inside() {
+        let w = workspace();
+        assert!(refusal(&w.root, "../repo_evil/secret").contains("`..`"));
+        assert!(refusal(&w.root, "src/../src/a.ts").contains("`..`"));
+        assert!(refusal(&w.root, "src/../../etc").contains("`..`"));
+    }
+
+    #[test]
+    fn absolute_paths_outside_the_root_are_refused_by_components_not_prefix() {
+        let w = workspace();
+        assert!(refusal(&w.root, "/etc/passwd").contains("outside the workspace"));
+        let evil = format!("{}_evil/secret", w.root.display());
+        assert!(refusal(&w.root, &evil).contains("outside the workspace"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_of_the_root_are_refused() {
+        let w = workspace();
+        std::os::unix::fs::symlink("/etc", w.root.join("etc-link")).unwrap();
+        std::os::unix::fs::symlink("../repo_evil", w.root.join("sibling")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/target", w.root.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("src", w.root.join("inner")).unwrap();
+        assert!(refusal(&w.root, "etc-link/passwd").contains("symlink"));
+        assert!(refusal(&w.root, "etc-link").contains("symlink"));
+        assert!(refusal(&w.root, "sibling/secret").contains("symlink"));
+        assert!(refusal(&w.root, "dangling/x").contains("symlink"));
+        assert_eq!(confine(&w.root, "inner/a.ts").unwrap(), "inner/a.ts");
+    }
+
+    #[test]
+    fn hostile_forms_are_refused_before_resolution() {
+        let w = workspace();
+        for (raw, why) in [
+            ("", "empty"),
+            ("src/a\0.ts", "NUL"),
+            ("src/\u{202e}a.ts", "invisible"),
+            ("src\\a.ts", "backslash"),
+            ("\\\\server\\share", "backslash"),
+            ("C:/Windows", "drive letter"),
+            (":/outside", "pathspec"),
+            (":(top)src", "pathspec"),
+            ("%2e%2e/etc", "percent-encoded"),
+            ("src%2F..%2Fx", "percent-encoded"),
+        ] {
+            assert!(refusal(&w.root, raw).contains(why), "{raw:?}");
+        }
+        let long = "a/".repeat(MAX_PATH_BYTES);
+        assert!(refusal(&w.root, &long).contains("longer"));
+    }
+}

@@ -1,0 +1,434 @@
+//! The tools: the contract each one fulfils ([`AspTool`]), the runner every call goes through, and
+//! the router the server dispatches with.
+//!
+//! The runner does, in order: read the repository policy (a disabled adapter refuses every tool),
+//! check and parse the arguments (size-capped, unknown fields refused), run the tool while watching
+//! for the client's cancellation, fit the output into the byte budget, and turn the outcome into a
+//! tool result: `structuredContent` on success, `isError: true` on any failure (`to_mcp::failure`).
+
+mod authority_status;
+mod capabilities;
+mod diagnostics;
+mod inspect;
+mod status;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge_core::{CallOptions, HostClient};
+use rmcp::RoleServer;
+use rmcp::handler::server::tool::{
+    ToolCallContext, ToolRoute, ToolRouter, schema_for_input, schema_for_output,
+};
+use rmcp::model::{
+    CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
+};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::{Peer, RequestContext};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use crate::host::HostSource;
+use crate::policy::{self, McpPolicy};
+use crate::server::AspServer;
+use crate::to_mcp;
+
+/// The tools, in the order `tools/list` returns them (sorted by name).
+pub const TOOL_NAMES: [&str; 5] = [
+    authority_status::AspAuthorityStatus::NAME,
+    capabilities::AspCapabilities::NAME,
+    diagnostics::AspDiagnostics::NAME,
+    inspect::AspInspect::NAME,
+    status::AspStatus::NAME,
+];
+
+/// Default size limit of one result's `structuredContent`, in bytes of JSON. The text block mirrors
+/// it, so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
+pub const DEFAULT_BUDGET_BYTES: usize = 24 * 1024;
+
+/// Largest `arguments` object accepted, in bytes of JSON.
+const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
+
+/// What every call can reach: the host, the workspace, the budget, the diagnostics pages.
+pub(crate) struct State {
+    pub(crate) host: Arc<dyn HostSource>,
+    /// The canonical workspace root.
+    pub(crate) repo: PathBuf,
+    pub(crate) budget: usize,
+    pub(crate) pages: diagnostics::Pages,
+}
+
+impl State {
+    pub(crate) fn new(host: Arc<dyn HostSource>, repo: PathBuf, budget: usize) -> State {
+        State {
+            host,
+            repo,
+            budget,
+            pages: diagnostics::Pages::default(),
+        }
+    }
+}
+
+/// One tool: its name, description, arguments and output, and what it does.
+pub(crate) trait AspTool: 'static {
+    const NAME: &'static str;
+    const TITLE: &'static str;
+    const DESCRIPTION: &'static str;
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    type Output: Serialize + JsonSchema + Budgeted + Send + 'static;
+
+    fn run(
+        call: Call,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<Self::Output, Error>> + Send;
+}
+
+/// An output that can give up list items to fit the byte budget.
+pub(crate) trait Budgeted {
+    /// Keeps about `keep` (0..1) of the items of the list that makes the output large, marks the
+    /// output truncated, and says whether anything was dropped.
+    fn shrink(&mut self, keep: f64) -> bool;
+}
+
+/// How many of `len` items to keep for a `keep` ratio: always at least one fewer.
+pub(crate) fn shrunk_len(len: usize, keep: f64) -> usize {
+    let target = (len as f64 * keep.clamp(0.0, 1.0) * 0.95).floor() as usize;
+    target.min(len.saturating_sub(1))
+}
+
+/// One call in progress: the shared state, the policy it runs under, and where progress goes.
+pub(crate) struct Call {
+    pub(crate) state: Arc<State>,
+    pub(crate) policy: McpPolicy,
+    progress: Option<Progress>,
+}
+
+/// The client's progress token and the way back to it.
+struct Progress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+}
+
+impl Call {
+    /// A client of the live host (started or restarted when due).
+    pub(crate) async fn client(&self) -> Result<HostClient, Error> {
+        Ok(self.state.host.client().await?)
+    }
+
+    /// Runs one host request started by `start`, forwarding the host's `$/progress` to the client as
+    /// MCP progress notifications when it sent a progress token. Every notification is sent before
+    /// this returns, so none follows the result.
+    pub(crate) async fn with_progress<T, F>(
+        &self,
+        timeout: Option<Duration>,
+        start: impl FnOnce(CallOptions) -> F,
+    ) -> Result<T, Error>
+    where
+        F: Future<Output = bridge_core::Result<T>>,
+    {
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let options = CallOptions {
+            timeout,
+            progress: self.progress.is_some().then_some(sender),
+        };
+        let answer = start(options);
+        let forward = async {
+            let Some(progress) = &self.progress else {
+                return;
+            };
+            let mut count = 0u32;
+            // Ends when the host client drops the sender: once the request is answered or abandoned.
+            while let Some(value) = receiver.recv().await {
+                count += 1;
+                let param =
+                    ProgressNotificationParam::new(progress.token.clone(), f64::from(count))
+                        .with_message(to_mcp::progress_message(&value));
+                if let Err(error) = progress.peer.notify_progress(param).await {
+                    tracing::debug!(%error, "could not forward host progress");
+                }
+            }
+        };
+        let (answer, ()) = tokio::join!(answer, forward);
+        Ok(answer?)
+    }
+}
+
+/// The router of all tools.
+pub(crate) fn router() -> ToolRouter<AspServer> {
+    ToolRouter::new()
+        .with_route(route::<status::AspStatus>())
+        .with_route(route::<capabilities::AspCapabilities>())
+        .with_route(route::<authority_status::AspAuthorityStatus>())
+        .with_route(route::<inspect::AspInspect>())
+        .with_route(route::<diagnostics::AspDiagnostics>())
+}
+
+fn route<T: AspTool>() -> ToolRoute<AspServer> {
+    ToolRoute::new_dyn(
+        definition::<T>(),
+        |context: ToolCallContext<'_, AspServer>| {
+            let ToolCallContext {
+                request_context,
+                service,
+                arguments,
+                ..
+            } = context;
+            let state = service.state();
+            Box::pin(async move { Ok(invoke::<T>(state, arguments, request_context).await.into()) })
+        },
+    )
+}
+
+/// The `tools/list` entry of a tool: read-only, closed-world, idempotent, never destructive.
+pub(crate) fn definition<T: AspTool>() -> Tool {
+    let input = schema_for_input::<T::Args>().unwrap_or_else(|e| {
+        tracing::error!(tool = T::NAME, error = %e, "input schema is not an object");
+        rmcp::handler::server::common::schema_for_empty_input()
+    });
+    Tool::new(T::NAME, T::DESCRIPTION, portable(&input))
+        .with_title(T::TITLE)
+        .with_raw_output_schema(portable(&output_schema::<T::Output>()))
+        .with_annotations(ToolAnnotations::from_raw(
+            Some(T::TITLE.to_owned()),
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(false),
+        ))
+}
+
+/// The outputSchema of a tool: its answer or, on a result with `isError: true`, a failure. Clients
+/// such as the TypeScript SDK check `structuredContent` against it even on errors.
+fn output_schema<O: JsonSchema + 'static>() -> JsonObject {
+    let mut defs = JsonObject::new();
+    let mut branch = |schema: &JsonObject| {
+        let mut schema = schema.clone();
+        schema.remove("$schema");
+        if let Some(Value::Object(more)) = schema.remove("$defs") {
+            defs.extend(more);
+        }
+        Value::Object(schema)
+    };
+    let answer = branch(&schema_for_output::<O>());
+    let failure = branch(&schema_for_output::<to_mcp::Failure>());
+    defs.insert("answer".to_owned(), answer);
+    defs.insert("failure".to_owned(), failure);
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "anyOf": [
+            {"$ref": "#/$defs/answer", "description": "The host's answer (isError false)."},
+            {"$ref": "#/$defs/failure", "description": "No answer (isError true): failClass and cause."}
+        ],
+        "$defs": defs,
+    });
+    match schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// A schema without the nullable forms some clients reject as unportable: a property that is not
+/// required loses its `null` alternative (the tools leave such a property out rather than write
+/// `null`), and `"default": null` goes.
+fn portable(schema: &JsonObject) -> Arc<JsonObject> {
+    let mut value = Value::Object(schema.clone());
+    drop_nulls(&mut value);
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(schema.clone()),
+    }
+}
+
+fn drop_nulls(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        Value::Object(map) => {
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                for (name, property) in properties.iter_mut() {
+                    if !required.contains(name) {
+                        not_null(property);
+                    }
+                }
+            }
+            map.values_mut().for_each(drop_nulls);
+        }
+        _ => {}
+    }
+}
+
+/// `{"type": ["string", "null"]}` as `{"type": "string"}`, `{"anyOf": [X, {"type": "null"}]}` as X.
+fn not_null(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            map.insert("type".to_owned(), only);
+        }
+    }
+    let is_null = |s: &Value| s.get("type").is_some_and(|t| t == "null");
+    if let Some(Value::Array(options)) = map.get("anyOf")
+        && options.len() == 2
+        && let Some(other) = options.iter().find(|o| !is_null(o))
+        && options.iter().any(is_null)
+        && let Value::Object(other) = other.clone()
+    {
+        map.remove("anyOf");
+        for (key, item) in other {
+            map.entry(key).or_insert(item);
+        }
+    }
+}
+
+async fn invoke<T: AspTool>(
+    state: Arc<State>,
+    arguments: Option<JsonObject>,
+    context: RequestContext<RoleServer>,
+) -> CallToolResult {
+    let progress = context.meta.get_progress_token().map(|token| Progress {
+        peer: context.peer.clone(),
+        token,
+    });
+    let run = async {
+        let policy = policy::check(&state.repo)?;
+        let args = parse::<T::Args>(arguments)?;
+        let budget = state.budget;
+        let call = Call {
+            state,
+            policy,
+            progress,
+        };
+        let mut output = T::run(call, args).await?;
+        fit(&mut output, budget)
+    };
+    let outcome = tokio::select! {
+        outcome = run => outcome,
+        () = context.ct.cancelled() => Err(Error::Cancelled),
+    };
+    match outcome {
+        Ok(payload) => to_mcp::success(payload),
+        Err(error) => {
+            tracing::info!(tool = T::NAME, fail_class = %error.fail_class(), %error, "tool failed");
+            to_mcp::failure(T::NAME, &error)
+        }
+    }
+}
+
+/// The arguments as `A`, refusing oversized or malformed ones as `input` errors.
+fn parse<A: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<A, Error> {
+    let value = Value::Object(arguments.unwrap_or_default());
+    let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
+    if size > MAX_ARGUMENT_BYTES {
+        return Err(Error::Input(format!(
+            "the arguments are {size} bytes of JSON; the limit is {MAX_ARGUMENT_BYTES}"
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        Error::Input(format!(
+            "invalid arguments: {}",
+            to_mcp::text(&e.to_string())
+        ))
+    })
+}
+
+/// The output as JSON within `budget` bytes, shrinking its lists as needed.
+fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Result<Value, Error> {
+    for _ in 0..64 {
+        let value = serde_json::to_value(&*output)
+            .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
+        let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
+        if size <= budget {
+            return Ok(value);
+        }
+        if !output.shrink(budget as f64 / size as f64) {
+            break;
+        }
+    }
+    Err(Error::Oversize { budget })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_tool_is_read_only_closed_world_and_has_an_object_output_schema() {
+        for tool in router().list_all() {
+            let a = tool.annotations.as_ref().expect("annotations");
+            assert_eq!(a.read_only_hint, Some(true), "{}", tool.name);
+            assert_eq!(a.destructive_hint, Some(false), "{}", tool.name);
+            assert_eq!(a.idempotent_hint, Some(true), "{}", tool.name);
+            assert_eq!(a.open_world_hint, Some(false), "{}", tool.name);
+            let output = tool.output_schema.as_ref().expect("outputSchema");
+            assert_eq!(output["type"], "object", "{}", tool.name);
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        }
+        let names: Vec<_> = router().list_all().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+    }
+
+    #[test]
+    fn arguments_are_capped_and_checked() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Args {
+            #[allow(dead_code)]
+            limit: Option<u32>,
+        }
+        let big: JsonObject =
+            serde_json::from_value(json!({"limit": 1, "x": "y".repeat(70_000)})).unwrap();
+        let err = parse::<Args>(Some(big)).unwrap_err();
+        assert!(err.to_string().contains("limit is 65536"), "{err}");
+        let unknown: JsonObject = serde_json::from_value(json!({"limits": 1})).unwrap();
+        assert!(
+            parse::<Args>(Some(unknown))
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field")
+        );
+        assert!(parse::<Args>(None).is_ok());
+    }
+
+    #[test]
+    fn schemas_lose_null_only_where_the_property_may_be_left_out() {
+        let schema: JsonObject = serde_json::from_value(json!({
+            "type": "object",
+            "required": ["kept"],
+            "properties": {
+                "kept": {"type": ["string", "null"]},
+                "optional": {"type": ["string", "null"], "default": null},
+                "nested": {"anyOf": [{"$ref": "#/$defs/X"}, {"type": "null"}], "description": "d"}
+            }
+        }))
+        .unwrap();
+        let out = Value::Object(portable(&schema).as_ref().clone());
+        assert_eq!(out["properties"]["kept"]["type"], json!(["string", "null"]));
+        assert_eq!(out["properties"]["optional"], json!({"type": "string"}));
+        assert_eq!(
+            out["properties"]["nested"],
+            json!({"$ref": "#/$defs/X", "description": "d"})
+        );
+    }
+}

@@ -1,0 +1,153 @@
+//! `asp_capabilities`: `host/capabilities`, the composed inspect/check/edit surface: which families
+//! are available from which providers, the providers themselves, and coverage.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{AspTool, Budgeted, Call, shrunk_len};
+use crate::error::Error;
+use crate::to_mcp::{self, Advisory, Capability, Coverage, NotRun, Server, Snapshot, id};
+
+pub(crate) struct AspCapabilities;
+
+/// `asp_capabilities` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Args {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Output {
+    #[serde(flatten)]
+    pub(crate) advisory: Advisory,
+    /// The capability families (`inspect`, `check`, `edit`), canonical names.
+    pub(crate) capabilities: Vec<Capability>,
+    /// The providers behind them.
+    pub(crate) sources: Vec<Server>,
+    pub(crate) coverage: Coverage,
+    /// Legacy role flags (`sense`, `judge`, `act`) the host still reports, with canonical names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) legacy_roles: Vec<LegacyRole>,
+    /// Everything that did not run or ran degraded, and why.
+    pub(crate) degraded: Vec<NotRun>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) valid_as_of: Option<Snapshot>,
+    pub(crate) receipt_id: String,
+    /// Whether providers were left out to fit the output budget.
+    pub(crate) truncated: bool,
+    #[serde(skip_serializing_if = "to_mcp::is_zero")]
+    pub(crate) omitted_sources: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LegacyRole {
+    /// `sense`, `judge` or `act`, as the host wrote it.
+    pub(crate) legacy: String,
+    /// `inspect`, `check` or `edit`.
+    pub(crate) canonical: String,
+    pub(crate) enabled: bool,
+}
+
+impl Budgeted for Output {
+    fn shrink(&mut self, keep: f64) -> bool {
+        if self.sources.is_empty() {
+            return false;
+        }
+        let keep = shrunk_len(self.sources.len(), keep);
+        self.omitted_sources += self.sources.len() - keep;
+        self.sources.truncate(keep);
+        self.truncated = true;
+        true
+    }
+}
+
+impl AspTool for AspCapabilities {
+    const NAME: &'static str = "asp_capabilities";
+    const TITLE: &'static str = "ASP host capabilities";
+    const DESCRIPTION: &'static str = "The inspect/check/edit capabilities the ASP host composes \
+from its providers (host/capabilities), with coverage and what is degraded. Read-only and \
+advisory: the result satisfies no gate.";
+    type Args = Args;
+    type Output = Output;
+
+    async fn run(call: Call, _args: Args) -> Result<Output, Error> {
+        let client = call.client().await?;
+        let answer = client.capabilities().await?.value;
+        let mut degraded: Vec<bridge_core::model::Degradation> = Vec::new();
+        for family in [
+            &answer.capabilities.inspect,
+            &answer.capabilities.check,
+            &answer.capabilities.edit,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            degraded.extend(family.degraded.iter().cloned());
+        }
+        degraded.extend(answer.coverage.degraded.iter().cloned());
+        degraded.extend(answer.receipt.failures.iter().cloned());
+        Ok(Output {
+            advisory: Advisory::new(),
+            capabilities: to_mcp::capability_families(&answer.capabilities),
+            sources: answer.sources.iter().map(to_mcp::server).collect(),
+            coverage: to_mcp::coverage(&answer.coverage),
+            legacy_roles: legacy_roles(answer.legacy_roles.as_ref()),
+            degraded: to_mcp::not_run(&merge(&degraded)),
+            valid_as_of: to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
+            receipt_id: id(&answer.receipt.receipt_id),
+            truncated: false,
+            omitted_sources: 0,
+        })
+    }
+}
+
+/// `{"sense": false, "judge": true, …}` as a list with canonical names, in protocol order.
+fn legacy_roles(value: Option<&Value>) -> Vec<LegacyRole> {
+    let Some(map) = value.and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    ["sense", "judge", "act"]
+        .into_iter()
+        .filter_map(|legacy| {
+            let enabled = map.get(legacy)?.as_bool()?;
+            Some(LegacyRole {
+                legacy: legacy.to_owned(),
+                canonical: bridge_core::model::canonical_capability(legacy).to_owned(),
+                enabled,
+            })
+        })
+        .collect()
+}
+
+/// Each `(source, reason)` once, first wins.
+fn merge(list: &[bridge_core::model::Degradation]) -> Vec<bridge_core::model::NotRun> {
+    let mut out: Vec<bridge_core::model::NotRun> = Vec::new();
+    for d in list {
+        if !out
+            .iter()
+            .any(|n| n.source == d.source && n.reason == d.reason)
+        {
+            out.push(d.into());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_roles_are_shown_with_canonical_names() {
+        let roles = legacy_roles(Some(
+            &serde_json::json!({"act": false, "sense": true, "x": 1}),
+        ));
+        let shown: Vec<_> = roles
+            .iter()
+            .map(|r| (r.legacy.as_str(), r.canonical.as_str(), r.enabled))
+            .collect();
+        assert_eq!(shown, [("sense", "inspect", true), ("act", "edit", false)]);
+    }
+}

@@ -1,0 +1,529 @@
+//! `asp_diagnostics`: `host/evaluateChangeset` at the interactive call site on the working-tree
+//! changes (or on the given repo-relative paths). The host's decision, findings, coverage, assurance,
+//! authority evidence and receipt are shown as data, labelled advisory. Findings are paginated: a
+//! page holds at most `limit` findings and fits the output budget, and `nextCursor` continues the
+//! same answer (the last few answers are kept in memory, so pages never mix two evaluations).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use bridge_core::model::{self, DecisionKind, Severity};
+use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+
+use super::{AspTool, Budgeted, Call, shrunk_len};
+use crate::confine::confine;
+use crate::error::Error;
+use crate::to_mcp::{self, Advisory, Authority, Coverage, NotRun, Snapshot, id, text};
+
+pub(crate) struct AspDiagnostics;
+
+/// Most paths accepted in one call.
+const MAX_PATHS: usize = 256;
+/// Findings per page unless `limit` says otherwise, and the most `limit` may ask for.
+const DEFAULT_LIMIT: u32 = 50;
+const MAX_LIMIT: u32 = 200;
+/// Answers kept for their cursors.
+const KEPT_ANSWERS: usize = 16;
+/// Longest cursor accepted.
+const MAX_CURSOR_BYTES: usize = 64;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct Args {
+    /// Repo-relative files or directories to evaluate (at most 256); all working-tree changes
+    /// against the host's baseline when absent.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>", length(min = 1, max = 256))]
+    pub(crate) paths: Option<Vec<String>>,
+    /// `all` findings (default) or only those `introduced` by the changes.
+    #[serde(default)]
+    #[schemars(with = "ComparisonArg")]
+    pub(crate) comparison: Option<ComparisonArg>,
+    /// `nextCursor` of an earlier result: continues that answer (`paths` and `comparison` are then
+    /// ignored).
+    #[serde(default)]
+    #[schemars(with = "String", length(max = 64))]
+    pub(crate) cursor: Option<String>,
+    /// Findings per page, 1 to 200 (default 50); a page may hold fewer to fit the output budget.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 200))]
+    pub(crate) limit: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ComparisonArg {
+    All,
+    Introduced,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Output {
+    #[serde(flatten)]
+    pub(crate) advisory: Advisory,
+    /// Always `interactive`: these tools never use the `gate` call site.
+    pub(crate) call_site: String,
+    /// The host's decision on the changes (`allow`, `deny`, `indeterminate`), relayed as data:
+    /// advisory here, not a pass/fail.
+    pub(crate) decision: String,
+    /// True when required coverage is incomplete (see `degraded`): never read such a result as clean.
+    pub(crate) incomplete: bool,
+    /// One line for people: decision, findings, coverage.
+    pub(crate) summary: String,
+    /// `all` or `introduced`.
+    pub(crate) comparison: String,
+    /// How many changed files were sent to the host.
+    pub(crate) changed_files: usize,
+    /// This page of findings.
+    pub(crate) findings: Vec<Finding>,
+    /// Findings in the whole answer.
+    pub(crate) total_findings: usize,
+    /// Index of this page's first finding in the whole answer.
+    pub(crate) offset: usize,
+    pub(crate) coverage: Coverage,
+    /// Everything that did not run or ran degraded, and why.
+    pub(crate) degraded: Vec<NotRun>,
+    pub(crate) assurance: AssuranceOut,
+    pub(crate) authority_evidence: Vec<Authority>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) policy_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) changeset_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) valid_as_of: Option<Snapshot>,
+    pub(crate) receipt_id: String,
+    /// Whether findings follow this page (by `limit` or by the output budget).
+    pub(crate) truncated: bool,
+    /// Pass as `cursor` to get the next page of the same answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_cursor: Option<String>,
+    #[serde(skip)]
+    page_key: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AssuranceOut {
+    /// The assurance mode the host achieved (e.g. `advisory`, `gated`).
+    pub(crate) mode: String,
+    pub(crate) transaction_guarantee: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) detail: Option<String>,
+}
+
+/// One finding: a provider's diagnostic with the host's disposition, next step and authority.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Finding {
+    pub(crate) code: String,
+    /// `error`, `warning` or `info`.
+    pub(crate) severity: String,
+    /// The provider that reported it.
+    pub(crate) source: String,
+    /// The provider's message (untrusted text).
+    pub(crate) message: String,
+    /// Repo-relative path.
+    pub(crate) path: String,
+    /// 0-based lines and UTF-16 characters, when the provider gave a range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) range: Option<RangeOut>,
+    /// Position-resilient id of the finding, stable within its source.
+    pub(crate) fingerprint: String,
+    /// Whether the changes introduced it (with comparison `introduced`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) introduced: Option<bool>,
+    /// `gating` or `advisory`, as the host classifies it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) disposition: Option<String>,
+    /// What to do about it (untrusted text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_step: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_step_origin: Option<String>,
+    /// The provider's help (untrusted text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) help: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) code_description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) severity_note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) authority: Option<Authority>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub(crate) struct RangeOut {
+    pub(crate) start: PositionOut,
+    pub(crate) end: PositionOut,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub(crate) struct PositionOut {
+    pub(crate) line: u32,
+    pub(crate) char: u32,
+}
+
+impl Budgeted for Output {
+    fn shrink(&mut self, keep: f64) -> bool {
+        if self.findings.is_empty() {
+            return false;
+        }
+        let keep = shrunk_len(self.findings.len(), keep);
+        self.findings.truncate(keep);
+        self.truncated = true;
+        self.next_cursor = Some(cursor(self.page_key, self.offset + keep));
+        true
+    }
+}
+
+impl AspTool for AspDiagnostics {
+    const NAME: &'static str = "asp_diagnostics";
+    const TITLE: &'static str = "ASP advisory diagnostics";
+    const DESCRIPTION: &'static str = "Asks the ASP host to evaluate the working-tree changes (or \
+the given repo-relative paths) at the interactive call site (host/evaluateChangeset) and returns \
+its decision, findings, coverage and receipt. Advisory: not a pass/fail, and it satisfies no gate. \
+Findings are paginated: pass nextCursor as cursor for more.";
+    type Args = Args;
+    type Output = Output;
+
+    async fn run(call: Call, args: Args) -> Result<Output, Error> {
+        let limit = match args.limit.unwrap_or(DEFAULT_LIMIT) {
+            limit @ 1..=MAX_LIMIT => limit as usize,
+            _ => {
+                return Err(Error::Input(format!(
+                    "limit must be between 1 and {MAX_LIMIT}"
+                )));
+            }
+        };
+        if let Some(raw) = &args.cursor {
+            let (key, offset) = parse_cursor(raw)?;
+            let Some(answer) = call.state.pages.get(key) else {
+                return Err(Error::Input(format!(
+                    "cursor {} has expired (the last {KEPT_ANSWERS} answers are kept); call \
+                     asp_diagnostics again without a cursor",
+                    id(raw)
+                )));
+            };
+            return page(&answer, offset, limit);
+        }
+        let paths = confined_paths(&call, args.paths)?;
+        let comparison = match args.comparison.unwrap_or(ComparisonArg::All) {
+            ComparisonArg::All => Comparison::All,
+            ComparisonArg::Introduced => Comparison::Introduced,
+        };
+        let client = call.client().await?;
+        let baseline = client.status().await?.value.workspace.baseline;
+        let repo = call.state.repo.clone();
+        let changeset = tokio::task::spawn_blocking(move || {
+            bridge_core::changeset::from_working_tree(&repo, &baseline, paths.as_deref())
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("the changeset worker failed: {e}")))??;
+        let changed_files = changeset.changes.len();
+        let decision = call
+            .with_progress(None, |options| {
+                client.evaluate_changeset(
+                    AdvisoryCallSite::Interactive,
+                    changeset,
+                    Some(comparison),
+                    options,
+                )
+            })
+            .await?
+            .value;
+        let answer = call
+            .state
+            .pages
+            .keep(|key| answer(&decision, comparison, changed_files, key));
+        page(&answer, 0, limit)
+    }
+}
+
+fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<String>>, Error> {
+    let Some(paths) = paths else {
+        return Ok(None);
+    };
+    if paths.is_empty() {
+        return Err(Error::Input(
+            "paths is empty; omit it to evaluate every working-tree change".to_owned(),
+        ));
+    }
+    if paths.len() > MAX_PATHS {
+        return Err(Error::Input(format!(
+            "{} paths given; the limit is {MAX_PATHS}",
+            paths.len()
+        )));
+    }
+    let mut confined = Vec::with_capacity(paths.len());
+    for raw in &paths {
+        let path = confine(&call.state.repo, raw)?;
+        if !confined.contains(&path) {
+            confined.push(path);
+        }
+    }
+    Ok(Some(confined))
+}
+
+/// The whole answer (every finding) as shown; pages are cut from it.
+fn answer(
+    decision: &model::Decision,
+    comparison: Comparison,
+    changed_files: usize,
+    key: u64,
+) -> Output {
+    let findings: Vec<Finding> = decision.findings.iter().map(finding).collect();
+    let not_run = decision.not_run();
+    let incomplete = decision.is_incomplete();
+    Output {
+        advisory: Advisory::new(),
+        call_site: "interactive".to_owned(),
+        decision: id(decision.decision.as_str()),
+        incomplete,
+        summary: summary(decision, changed_files, &not_run),
+        comparison: match comparison {
+            Comparison::All => "all",
+            Comparison::Introduced => "introduced",
+        }
+        .to_owned(),
+        changed_files,
+        total_findings: findings.len(),
+        findings,
+        offset: 0,
+        coverage: to_mcp::coverage(&decision.coverage),
+        degraded: to_mcp::not_run(&not_run),
+        assurance: AssuranceOut {
+            mode: id(&decision.assurance.mode),
+            transaction_guarantee: id(&decision.assurance.transaction_guarantee),
+            detail: decision.assurance.detail.as_deref().map(text),
+        },
+        authority_evidence: decision
+            .authority_evidence
+            .iter()
+            .take(to_mcp::LIST_MAX)
+            .map(to_mcp::authority)
+            .collect(),
+        policy_digest: decision.policy_digest.as_deref().map(id),
+        changeset_digest: decision.changeset_digest.as_deref().map(id),
+        valid_as_of: to_mcp::snapshot(&decision.valid_as_of),
+        receipt_id: id(&decision.receipt.receipt_id),
+        truncated: false,
+        next_cursor: None,
+        page_key: key,
+    }
+}
+
+fn finding(f: &model::Finding) -> Finding {
+    let d = &f.diagnostic;
+    Finding {
+        code: id(&d.code),
+        severity: id(d.severity.as_str()),
+        source: id(&d.source),
+        message: text(&d.message),
+        path: text(&d.location.path),
+        range: d.location.range.as_ref().map(|r| RangeOut {
+            start: PositionOut {
+                line: r.start.line,
+                char: r.start.char,
+            },
+            end: PositionOut {
+                line: r.end.line,
+                char: r.end.char,
+            },
+        }),
+        fingerprint: id(&d.fingerprint),
+        introduced: d.introduced,
+        disposition: f.disposition.as_ref().map(|d| id(d.as_str())),
+        next_step: f.next_step.as_deref().map(text),
+        next_step_origin: f.next_step_origin.as_deref().map(id),
+        help: d.help.as_deref().map(text),
+        code_description: d.code_description.as_ref().map(|c| text(&c.href)),
+        severity_note: f.severity_note.as_deref().map(text),
+        authority: f.authority.as_ref().map(to_mcp::authority),
+    }
+}
+
+fn summary(decision: &model::Decision, changed_files: usize, not_run: &[model::NotRun]) -> String {
+    let kind = id(decision.decision.as_str());
+    let count = |s: Severity| {
+        decision
+            .findings
+            .iter()
+            .filter(|f| f.diagnostic.severity.is(s))
+            .count()
+    };
+    let findings = match decision.findings.len() {
+        0 => "no findings".to_owned(),
+        n => format!(
+            "{n} finding(s): {} error, {} warning, {} info",
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
+        ),
+    };
+    let coverage = if decision.is_incomplete() {
+        let what: Vec<String> = not_run
+            .iter()
+            .take(3)
+            .map(|n| format!("{} ({})", id(&n.source), id(&n.reason)))
+            .collect();
+        let what = if what.is_empty() {
+            "no reason given".to_owned()
+        } else {
+            what.join(", ")
+        };
+        format!("coverage INCOMPLETE, this is not a clean result: {what}")
+    } else {
+        "coverage complete".to_owned()
+    };
+    let advisory = if decision.is(DecisionKind::Allow) {
+        "advisory"
+    } else {
+        "advisory, not a gate result"
+    };
+    format!(
+        "host decision {kind} at the interactive call site ({advisory}): {findings} in \
+         {changed_files} changed file(s); {coverage}"
+    )
+}
+
+/// One page of `answer`, from `offset`, at most `limit` findings.
+fn page(answer: &Output, offset: usize, limit: usize) -> Result<Output, Error> {
+    let total = answer.findings.len();
+    if offset > total {
+        return Err(Error::Input(
+            "cursor points past the last finding".to_owned(),
+        ));
+    }
+    let end = (offset + limit).min(total);
+    let mut out = Output {
+        findings: Vec::new(),
+        ..answer.clone()
+    };
+    out.findings = answer.findings[offset..end].to_vec();
+    out.offset = offset;
+    out.truncated = end < total;
+    out.next_cursor = (end < total).then(|| cursor(answer.page_key, end));
+    Ok(out)
+}
+
+fn cursor(key: u64, offset: usize) -> String {
+    format!("d{key}.{offset}")
+}
+
+fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
+    let parsed = (raw.len() <= MAX_CURSOR_BYTES)
+        .then(|| raw.strip_prefix('d')?.split_once('.'))
+        .flatten()
+        .and_then(|(key, offset)| Some((key.parse().ok()?, offset.parse().ok()?)));
+    parsed.ok_or_else(|| {
+        Error::Input(format!(
+            "cursor {} is not one this server issued",
+            bridge_core::text::untrusted(raw, 80)
+        ))
+    })
+}
+
+/// The last few answers, by key, for their cursors.
+#[derive(Debug, Default)]
+pub(crate) struct Pages {
+    inner: Mutex<PagesInner>,
+}
+
+#[derive(Debug, Default)]
+struct PagesInner {
+    next: u64,
+    kept: VecDeque<(u64, Arc<Output>)>,
+}
+
+impl Pages {
+    /// Keeps the answer `build` makes for a fresh key; the oldest answer goes when too many are kept.
+    fn keep(&self, build: impl FnOnce(u64) -> Output) -> Arc<Output> {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.next += 1;
+        let key = inner.next;
+        let answer = Arc::new(build(key));
+        inner.kept.push_back((key, answer.clone()));
+        if inner.kept.len() > KEPT_ANSWERS {
+            inner.kept.pop_front();
+        }
+        answer
+    }
+
+    fn get(&self, key: u64) -> Option<Arc<Output>> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner
+            .kept
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, a)| a.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(findings: usize) -> model::Decision {
+        let mut value: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/asp/outer/evaluate.deny.gating.json"
+        ))
+        .unwrap();
+        let one = value["result"]["findings"][0].clone();
+        value["result"]["findings"] = serde_json::Value::Array(vec![one; findings]);
+        serde_json::from_value(value["result"].clone()).unwrap()
+    }
+
+    #[test]
+    fn pages_follow_cursors_through_the_same_answer() {
+        let pages = Pages::default();
+        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key));
+        let first = page(&answer, 0, 2).unwrap();
+        assert_eq!((first.findings.len(), first.truncated), (2, true));
+        let (key, offset) = parse_cursor(first.next_cursor.as_deref().unwrap()).unwrap();
+        assert_eq!(offset, 2);
+        let again = pages.get(key).unwrap();
+        let last = page(&again, 4, 2).unwrap();
+        assert_eq!(
+            (last.findings.len(), last.truncated, last.next_cursor),
+            (1, false, None)
+        );
+    }
+
+    #[test]
+    fn old_answers_expire_and_bad_cursors_are_refused() {
+        let pages = Pages::default();
+        for _ in 0..=KEPT_ANSWERS {
+            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key));
+        }
+        assert!(pages.get(1).is_none());
+        assert!(pages.get(KEPT_ANSWERS as u64 + 1).is_some());
+        for bad in ["", "x1.2", "d1", "d1.-3", "d.1", &"d1.".repeat(40)] {
+            assert!(parse_cursor(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn shrinking_a_page_points_the_cursor_at_the_first_finding_left_out() {
+        let answer = answer(&decision(10), Comparison::All, 1, 7);
+        let mut first = page(&answer, 0, 10).unwrap();
+        assert!(first.shrink(0.5));
+        assert_eq!(first.findings.len(), 4);
+        assert_eq!(first.next_cursor.as_deref(), Some("d7.4"));
+    }
+
+    #[test]
+    fn the_summary_never_reads_as_clean_when_coverage_is_incomplete() {
+        let text = include_str!(
+            "../../../tests/fixtures/asp/outer/evaluate.indeterminate.missing-provider.json"
+        );
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let decision: model::Decision = serde_json::from_value(value["result"].clone()).unwrap();
+        let out = answer(&decision, Comparison::All, 2, 1);
+        assert!(out.incomplete);
+        assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);
+        assert!(!out.degraded.is_empty());
+    }
+}
