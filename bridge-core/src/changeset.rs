@@ -40,8 +40,10 @@ pub fn from_working_tree(
         .and_then(Value::as_str)
         .unwrap_or_default();
     let base = base_tree(repo, rev)?;
+    // `--relative`: paths relative to `repo` even when it is a subdirectory of the repository.
     let mut diff_args = vec![
         "diff",
+        "--relative",
         "--name-status",
         "-z",
         "--no-renames",
@@ -141,9 +143,10 @@ fn base_tree(repo: &Path, rev: &str) -> Result<String> {
 }
 
 fn base_blob(repo: &Path, tree: &str, path: &str) -> Result<String> {
+    // `./`: the path is relative to `repo`, which may be a subdirectory of the repository.
     Ok(blob_id(&git(
         repo,
-        &["cat-file", "blob", &format!("{tree}:{path}")],
+        &["cat-file", "blob", &format!("{tree}:./{path}")],
     )?))
 }
 
@@ -155,7 +158,9 @@ fn disk_blob(repo: &Path, path: &str) -> Result<String> {
 }
 
 fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    // Paths are data, never pathspec magic or globs.
     let output = Command::new("git")
+        .arg("--literal-pathspecs")
         .arg("-C")
         .arg(repo)
         .args(args)
@@ -280,6 +285,30 @@ mod tests {
         let only = ["kept.txt".to_owned()];
         let set = from_working_tree(dir.path(), &json!({"rev": "x"}), Some(&only)).unwrap();
         assert!(set.changes.is_empty());
+    }
+
+    #[test]
+    fn a_workspace_in_a_subdirectory_gets_paths_relative_to_it() {
+        let dir = repo();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/inner.txt"), "one\n").unwrap();
+        sh(dir.path(), &["add", "."]);
+        sh(dir.path(), &["commit", "-q", "-m", "sub"]);
+        std::fs::write(dir.path().join("sub/inner.txt"), "two\n").unwrap();
+        std::fs::write(dir.path().join("sub/new.txt"), "n\n").unwrap();
+        let set = from_working_tree(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
+        let paths: Vec<_> = set.changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["inner.txt", "new.txt"]);
+        assert_eq!(set.changes[0].before.as_deref(), Some(blob_id(b"one\n").as_str()));
+    }
+
+    #[test]
+    fn paths_are_literal_not_globs() {
+        let dir = repo();
+        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
+        let glob = ["*.txt".to_owned()];
+        let set = from_working_tree(dir.path(), &json!({"rev": "x"}), Some(&glob)).unwrap();
+        assert!(set.changes.is_empty(), "`*.txt` names a file called `*.txt`, not every text file");
     }
 
     #[test]

@@ -489,13 +489,14 @@ impl Shared {
             state.closed = Some((status.clone(), tail.clone()));
             state.pending.drain().map(|(_, p)| p).collect()
         };
+        // Closed before anyone hears of it, so a caller that sees the failure also sees `is_closed`.
+        self.closed.send_replace(true);
         for p in pending {
             let _ = p.reply.send(Err(Error::HostExited {
                 status: status.clone(),
                 stderr_tail: tail.clone(),
             }));
         }
-        self.closed.send_replace(true);
     }
 }
 
