@@ -1,1 +1,225 @@
-//! SARIF export.
+//! SARIF 2.1.0 export of ASP host decisions, for GitHub code scanning and other dashboards.
+//!
+//! [`export`] turns a decision (the `host/evaluateChangeset` result) into one SARIF log; it never
+//! fails and never panics, whatever the host sent. [`read_saved`] reads a saved host answer (a
+//! JSON-RPC response or a bare decision). The log is advisory: its run says `"authoritative": false`,
+//! and nothing here turns findings into a pass or a fail.
+//!
+//! Modules: `to_sarif` holds the whole mapping (see its doc); `limits` GitHub's
+//! upload limits; `line_hash` GitHub's `primaryLocationLineHash`; `uri` artifact URIs; `writer` the
+//! bytes; `saved` saved answers; [`schema`] validation against the OASIS schema (feature
+//! `schema-check`). Only this crate knows serde-sarif.
+
+mod error;
+mod limits;
+mod line_hash;
+mod saved;
+#[cfg(feature = "schema-check")]
+pub mod schema;
+mod to_sarif;
+mod uri;
+mod values;
+mod writer;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use bridge_core::model::Decision;
+use serde_sarif::sarif::Sarif;
+
+pub use error::{Error, Result};
+pub use limits::Limits;
+pub use saved::read_saved;
+
+/// How to export.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The workspace root (absolute and canonical): artifact URIs are relative to it, it becomes
+    /// `originalUriBaseIds["%SRCROOT%"]`, and its files are read for line hashes. `None` for a saved
+    /// answer converted without a workspace.
+    pub repo: Option<PathBuf>,
+    /// A GitHub code-scanning category: `runAutomationDetails.id` (with a trailing `/`).
+    pub category: Option<String>,
+    /// The host's name and version when the receipt does not say them (e.g. from `host/status`).
+    pub host: Option<HostIdentity>,
+    /// When the bridge asked the host, for an invocation whose receipt has no timing.
+    pub started_at: Option<SystemTime>,
+    pub ended_at: Option<SystemTime>,
+    pub limits: Limits,
+}
+
+/// A host's name and version.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostIdentity {
+    pub name: String,
+    pub version: String,
+}
+
+/// What an export holds, for a log line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// The host's decision, as sent.
+    pub decision: String,
+    pub results: usize,
+    /// Findings left out to respect the limits (each counted in a notification).
+    pub omitted_results: usize,
+    pub rules: usize,
+    /// Tool execution notifications: what did not run, what was left out.
+    pub notifications: usize,
+}
+
+/// One SARIF log, ready to write.
+#[derive(Debug)]
+pub struct Export {
+    log: Sarif,
+    summary: Summary,
+    gzip_limit: u64,
+}
+
+/// Converts a host decision into a SARIF log. Blocking when `options.repo` is set (files are read
+/// for line hashes).
+pub fn export(decision: &Decision, options: &Options) -> Export {
+    let (log, summary) = to_sarif::convert(decision, options);
+    Export {
+        log,
+        summary,
+        gzip_limit: options.limits.gzip_bytes,
+    }
+}
+
+impl Export {
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// The log as a JSON value.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.log).unwrap_or_default()
+    }
+
+    /// The log as written: pretty JSON and a final newline. Warns (through `tracing`) when its gzip
+    /// size would pass GitHub's upload limit.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let bytes = writer::to_bytes(&self.log)?;
+        if let Some(size) = writer::gzip_size_over(&bytes, self.gzip_limit) {
+            tracing::warn!(
+                gzip_bytes = size,
+                limit = self.gzip_limit,
+                "the gzip-compressed SARIF log is {size} bytes: GitHub code scanning rejects \
+                 uploads over {} bytes",
+                self.gzip_limit
+            );
+        }
+        Ok(bytes)
+    }
+
+    /// Writes the whole log to `out` (serialised first, so nothing is half-written on failure).
+    pub fn write_to(&self, mut out: impl Write) -> Result<()> {
+        let bytes = self.to_bytes()?;
+        out.write_all(&bytes).map_err(Error::Write)?;
+        out.flush().map_err(Error::Write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, subscriber::Interest};
+
+    /// Keeps the message of every warning.
+    #[derive(Default)]
+    struct Warnings(Arc<Mutex<Vec<String>>>);
+
+    struct Message(String);
+
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl tracing::Subscriber for Warnings {
+        fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+            Interest::always()
+        }
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            if *event.metadata().level() == tracing::Level::WARN {
+                let mut message = Message(String::new());
+                event.record(&mut message);
+                self.0.lock().unwrap().push(message.0);
+            }
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    fn decision(findings: usize) -> Decision {
+        let findings: Vec<serde_json::Value> = (0..findings)
+            .map(|i| {
+                serde_json::json!({"diagnostic": {"code": format!("r/{i}"), "severity": "error",
+                    "source": "p", "message": format!("finding {i} {}", i * 7919 % 104_729),
+                    "location": {"path": format!("f{i}.rs")}, "fingerprint": format!("{i:x}")}})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({"decision": "deny", "findings": findings}))
+            .unwrap()
+    }
+
+    fn warnings_of(export: &Export) -> (Vec<u8>, Vec<String>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = Warnings(Arc::clone(&seen));
+        let bytes = tracing::subscriber::with_default(subscriber, || export.to_bytes().unwrap());
+        let seen = seen.lock().unwrap().clone();
+        (bytes, seen)
+    }
+
+    #[test]
+    fn a_log_over_the_gzip_limit_is_written_with_a_warning() {
+        let options = Options {
+            limits: Limits {
+                gzip_bytes: 2_000,
+                ..Limits::GITHUB
+            },
+            ..Options::default()
+        };
+        let (bytes, warnings) = warnings_of(&export(&decision(200), &options));
+        assert!(bytes.ends_with(b"}\n"), "the log is still written whole");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("GitHub code scanning rejects uploads over 2000 bytes"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_log_within_the_gzip_limit_has_no_warning() {
+        let (_, warnings) = warnings_of(&export(&decision(200), &Options::default()));
+        assert_eq!(warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn writing_sends_the_whole_log_and_a_final_newline() {
+        let export = export(&decision(3), &Options::default());
+        let mut out = Vec::new();
+        export.write_to(&mut out).unwrap();
+        assert_eq!(out, export.to_bytes().unwrap());
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(value, export.to_json());
+        assert_eq!(export.summary().results, 3);
+        assert_eq!(export.summary().decision, "deny");
+    }
+}

@@ -1,0 +1,179 @@
+//! A saved host answer: a JSON-RPC response to `host/evaluateChangeset` or a bare decision envelope.
+//!
+//! Fixture-only keys (`validates`, `//`) and anything else besides `result`/`error` are ignored. An
+//! `error` response is the host's error, returned with its failClass so the caller can report it as
+//! the host would have been reported live. Nothing in the file can make this panic.
+
+use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::model::Decision;
+use bridge_core::{FailClass, proto};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+
+/// The top-level keys that tell a response from a decision; the result stays raw, so a large
+/// decision is parsed once, straight into its type.
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(default)]
+    jsonrpc: Option<IgnoredAny>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    decision: Option<IgnoredAny>,
+}
+
+/// The decision in a saved host answer.
+pub fn read_saved(bytes: &[u8]) -> Result<Decision> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::Input(format!("not a JSON document: {e}")))?;
+    // A struct also deserialises from an array (by position): only an object may be probed.
+    let probe = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<Probe<'_>>(text)
+    } else {
+        serde_json::from_str::<IgnoredAny>(text)
+            .and_then(|_| Err(serde::de::Error::custom("the document is not an object")))
+    };
+    let probe = probe.map_err(|e| {
+        Error::Input(match e.classify() {
+            serde_json::error::Category::Data => {
+                format!("expected a JSON object: a JSON-RPC response or a decision ({e})")
+            }
+            _ => format!("not a JSON document: {e}"),
+        })
+    })?;
+    let decision = if probe.decision.is_some() {
+        text
+    } else if probe.jsonrpc.is_none() && probe.result.is_none() && probe.error.is_none() {
+        return Err(Error::Input(
+            "neither a JSON-RPC response nor a decision (no `result`, `error` or `decision`)"
+                .into(),
+        ));
+    } else {
+        match (probe.result, probe.error) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Input(
+                    "a JSON-RPC response with both `result` and `error`".into(),
+                ));
+            }
+            (_, Some(error)) => return Err(Error::HostAnswer(host_error(error))),
+            (Some(result), None) if result.get().starts_with('{') => result.get(),
+            (Some(_), None) => {
+                return Err(Error::Input(
+                    "the response's `result` is not a decision object".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(Error::Input("a JSON-RPC response without `result`".into()));
+            }
+        }
+    };
+    serde_json::from_str(decision).map_err(|e| Error::Input(format!("not a host decision: {e}")))
+}
+
+/// The host's error as bridge-core reports a refused call, keeping its failClass.
+fn host_error(error: Value) -> bridge_core::Error {
+    let Ok(error) = serde_json::from_value::<ErrorObject>(error) else {
+        return bridge_core::Error::Input("the saved answer has a malformed `error` object".into());
+    };
+    let data = error.data.as_ref();
+    let fail_class = data
+        .and_then(|d| d.get("failClass"))
+        .and_then(Value::as_str)
+        .and_then(FailClass::parse)
+        .unwrap_or_else(|| FailClass::from_code(error.code));
+    let retryable = data
+        .and_then(|d| d.get("retryable"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    bridge_core::Error::Refused {
+        method: proto::EVALUATE_CHANGESET.to_owned(),
+        code: error.code,
+        message: bridge_core::text::untrusted(&error.message, 500).into_owned(),
+        fail_class,
+        retryable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bridge_core::model::DecisionKind;
+
+    fn input_error(text: &str) -> String {
+        match read_saved(text.as_bytes()) {
+            Err(Error::Input(message)) => message,
+            other => panic!("expected an input error for {text:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_response_gives_its_result_and_ignores_fixture_keys() {
+        let text = r#"{"jsonrpc":"2.0","id":3,"validates":"x","//":"note",
+            "result":{"decision":"allow","findings":[]}}"#;
+        let decision = read_saved(text.as_bytes()).unwrap();
+        assert!(decision.is(DecisionKind::Allow));
+    }
+
+    #[test]
+    fn a_bare_decision_is_read_as_is() {
+        let decision = read_saved(br#"{"decision":"deny","callSite":"sweep"}"#).unwrap();
+        assert!(decision.is(DecisionKind::Deny));
+    }
+
+    #[test]
+    fn an_error_response_keeps_the_hosts_fail_class() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32010,"message":"index not warm",
+            "data":{"failClass":"health","retryable":true}}}"#;
+        let Err(Error::HostAnswer(error)) = read_saved(text.as_bytes()) else {
+            panic!("expected the host's error");
+        };
+        assert_eq!(error.fail_class(), FailClass::Health);
+        assert!(error.to_string().contains("index not warm"), "{error}");
+    }
+
+    #[test]
+    fn an_error_without_fail_class_is_classed_by_its_code() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32012,"message":"no"}}"#;
+        let Err(Error::HostAnswer(error)) = read_saved(text.as_bytes()) else {
+            panic!("expected the host's error");
+        };
+        assert_eq!(error.fail_class(), FailClass::Policy);
+    }
+
+    #[test]
+    fn anything_else_is_an_input_error_never_a_panic() {
+        for text in [
+            "",
+            "not json",
+            "[]",
+            "[1, 2]",
+            "42",
+            "{}",
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"decision":"allow"},"error":{"code":1}}"#,
+            r#"{"result":{"findings":[]}}"#,
+            r#"{"decision":42}"#,
+            r#"{"decision":"deny","findings":[{"diagnostic":{"location":{"range":{"start":{"line":-1}}}}}]}"#,
+            "\u{feff}{}",
+            &"[".repeat(100_000),
+        ] {
+            assert!(!input_error(text).is_empty());
+        }
+        assert!(matches!(read_saved(b"\xff\xfe"), Err(Error::Input(_))));
+        assert!(input_error("[1, 2]").starts_with("expected a JSON object"));
+        assert!(input_error("{").starts_with("not a JSON document"));
+        let error_not_object = r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#;
+        let Err(Error::HostAnswer(error)) = read_saved(error_not_object.as_bytes()) else {
+            panic!("an error response is the host's error even when malformed");
+        };
+        assert_eq!(error.fail_class(), FailClass::Input);
+    }
+}

@@ -1,0 +1,161 @@
+//! One finding as one SARIF result: rule, level, message with the next step, location, fingerprints,
+//! baseline state and the finding's own properties.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bridge_core::model::{Finding, Range, Severity};
+use serde_json::{Value, json};
+use serde_sarif::sarif::{
+    ArtifactLocation, Location, Message, PhysicalLocation, Region, Result as SarifResult,
+    ResultLevel,
+};
+
+use super::catalogue::Catalogue;
+use super::{TEXT_MAX, bag};
+use crate::line_hash::FileHashes;
+use crate::uri;
+use crate::values::clean;
+
+/// The key of the host's own fingerprint in `partialFingerprints`.
+pub(crate) const ASP_FINGERPRINT: &str = "aspFingerprint/v1";
+/// The key GitHub computes (and dedups alerts by) when it is absent.
+pub(crate) const LINE_HASH: &str = "primaryLocationLineHash";
+
+/// error → `error`, warning → `warning`, info → `note`; a severity ASP does not define → `warning`.
+pub(crate) fn level(finding: &Finding) -> ResultLevel {
+    match finding.diagnostic.severity.known() {
+        Some(Severity::Error) => ResultLevel::Error,
+        Some(Severity::Warning) | None => ResultLevel::Warning,
+        Some(Severity::Info) => ResultLevel::Note,
+    }
+}
+
+pub(crate) fn level_name(level: ResultLevel) -> &'static str {
+    match level {
+        ResultLevel::None => "none",
+        ResultLevel::Note => "note",
+        ResultLevel::Warning => "warning",
+        ResultLevel::Error => "error",
+    }
+}
+
+pub(crate) fn result(
+    finding: &Finding,
+    catalogue: &Catalogue,
+    repo: Option<&Path>,
+    hashes: &mut FileHashes,
+) -> SarifResult {
+    let d = &finding.diagnostic;
+    let (rule_id, rule_index) = match catalogue.rule_of(finding) {
+        Some((id, index)) => (id.to_owned(), i64::try_from(index).ok()),
+        None => (super::catalogue::rule_id(&d.code), None),
+    };
+    let artifact = uri::artifact(&d.location.path, repo);
+    let region = d.location.range.as_ref().map(region);
+    let mut fingerprints = BTreeMap::new();
+    if !d.fingerprint.is_empty() {
+        fingerprints.insert(ASP_FINGERPRINT.to_owned(), d.fingerprint.clone());
+    }
+    let start_line = region.as_ref().and_then(|r| r.start_line);
+    if let (Some(path), Some(line)) = (
+        artifact.as_ref().and_then(|a| a.path.as_deref()),
+        start_line,
+    ) && let Some(hash) = usize::try_from(line).ok().and_then(|l| hashes.get(path, l))
+    {
+        fingerprints.insert(LINE_HASH.to_owned(), hash.to_owned());
+    }
+    let location = artifact.map(|artifact| {
+        let artifact_location = ArtifactLocation::builder()
+            .uri(artifact.uri)
+            .opt_uri_base_id(artifact.relative.then(|| uri::SRCROOT.to_owned()))
+            .build();
+        Location::builder()
+            .physical_location(
+                PhysicalLocation::builder()
+                    .artifact_location(artifact_location)
+                    .opt_region(region)
+                    .build(),
+            )
+            .build()
+    });
+    SarifResult::builder()
+        .rule_id(rule_id)
+        .opt_rule_index(rule_index)
+        .level(level(finding))
+        .message(Message::builder().text(message(finding)).build())
+        .opt_locations(location.map(|l| vec![l]))
+        .opt_partial_fingerprints((!fingerprints.is_empty()).then_some(fingerprints))
+        .opt_baseline_state((d.introduced == Some(true)).then(|| json!("new")))
+        .properties(properties(finding, catalogue.provider(finding)))
+        .build()
+}
+
+/// The message, then the next step when the host gives one that the message does not already say.
+fn message(finding: &Finding) -> String {
+    let mut text = clean(&finding.diagnostic.message, TEXT_MAX, "(no message)");
+    if let Some(next) = finding.next_step.as_deref() {
+        let next = clean(next, TEXT_MAX, "");
+        if !next.is_empty() && next != text {
+            text.push_str("\n\nNext step: ");
+            text.push_str(&next);
+        }
+    }
+    text
+}
+
+/// A 0-based UTF-16 range as a 1-based region, end column exclusive; an end before the start is
+/// read as the start (an empty region).
+fn region(range: &Range) -> Region {
+    let start = (
+        i64::from(range.start.line) + 1,
+        i64::from(range.start.char) + 1,
+    );
+    let end = (i64::from(range.end.line) + 1, i64::from(range.end.char) + 1);
+    let end = end.max(start);
+    Region::builder()
+        .start_line(start.0)
+        .start_column(start.1)
+        .end_line(end.0)
+        .end_column(end.1)
+        .build()
+}
+
+/// What SARIF has no field for: the ASP severity, disposition, next step and its origin, the
+/// severity note, whether the finding is new, the provider and whether its authority was granted.
+fn properties(finding: &Finding, provider: String) -> serde_sarif::sarif::PropertyBag {
+    let d = &finding.diagnostic;
+    let text = |t: &Option<String>| {
+        t.as_deref()
+            .map(|t| clean(t, TEXT_MAX, ""))
+            .filter(|t| !t.is_empty())
+            .map_or(Value::Null, Value::String)
+    };
+    bag([
+        (
+            "severity",
+            Some(d.severity.as_str())
+                .filter(|s| !s.is_empty())
+                .map_or(Value::Null, |s| json!(clean(s, 100, ""))),
+        ),
+        (
+            "disposition",
+            finding
+                .disposition
+                .as_ref()
+                .map_or(Value::Null, |d| json!(d.as_str())),
+        ),
+        ("nextStep", text(&finding.next_step)),
+        ("nextStepOrigin", text(&finding.next_step_origin)),
+        ("severityNote", text(&finding.severity_note)),
+        ("introduced", d.introduced.map_or(Value::Null, Value::Bool)),
+        ("provider", Value::String(provider)),
+        (
+            "authorityGranted",
+            finding
+                .authority
+                .as_ref()
+                .map_or(Value::Null, |a| Value::Bool(a.authority.granted)),
+        ),
+    ])
+}

@@ -1,0 +1,250 @@
+//! Small value checks and formats the conversion needs: semantic versions, RFC 3339 times, untrusted
+//! text made safe for a dashboard, and Markdown escaping.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Untrusted host text without hidden or BiDi characters, capped at `max` characters; `fallback` when
+/// nothing is left.
+pub(crate) fn clean(text: &str, max: usize, fallback: &str) -> String {
+    let text = bridge_core::text::untrusted(text.trim(), max);
+    if text.trim().is_empty() {
+        fallback.to_owned()
+    } else {
+        text.into_owned()
+    }
+}
+
+/// Whether `version` is a Semantic Versioning 2.0.0 version.
+pub(crate) fn is_semver(version: &str) -> bool {
+    let (rest, build) = match version.split_once('+') {
+        Some((rest, build)) => (rest, Some(build)),
+        None => (version, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (rest, None),
+    };
+    let numeric = |s: &str| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
+    };
+    let ident =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let core: Vec<&str> = core.split('.').collect();
+    core.len() == 3
+        && core.iter().all(|part| numeric(part))
+        && pre.is_none_or(|pre| {
+            pre.split('.')
+                .all(|id| ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
+        })
+        && build.is_none_or(|build| build.split('.').all(ident))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a moment (UTC).
+pub(crate) fn utc(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Whether `text` is an RFC 3339 `date-time` (what the SARIF schema's `format` asks for).
+pub(crate) fn is_date_time(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range)
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+    };
+    let fixed = b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !fixed {
+        return false;
+    }
+    let mut rest = &b[19..];
+    if let Some(fraction) = rest.strip_prefix(b".") {
+        let n = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &fraction[n..];
+    }
+    let offset = match rest {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
+        _ => false,
+    };
+    let number = |range: std::ops::Range<usize>| {
+        std::str::from_utf8(&b[range])
+            .ok()
+            .and_then(|s| s.parse::<u32>().ok())
+            .unwrap_or(99)
+    };
+    offset
+        && (1..=12).contains(&number(5..7))
+        && (1..=31).contains(&number(8..10))
+        && number(11..13) <= 23
+        && number(14..16) <= 59
+        && number(17..19) <= 60
+}
+
+/// Plain text made literal in Markdown: every character Markdown or HTML could interpret is escaped.
+pub(crate) fn markdown_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '`'
+                | '*'
+                | '_'
+                | '{'
+                | '}'
+                | '['
+                | ']'
+                | '<'
+                | '>'
+                | '('
+                | ')'
+                | '#'
+                | '+'
+                | '-'
+                | '.'
+                | '!'
+                | '|'
+                | '~'
+                | '&'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether `href` can be a `helpUri`: an absolute http(s) URI without spaces or controls.
+pub(crate) fn is_web_uri(href: &str) -> bool {
+    let lower = href.get(..8).unwrap_or(href).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        && href.len() > 8
+        && href.chars().all(|c| c.is_ascii_graphic())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn semantic_versions_are_recognised() {
+        for ok in [
+            "0.1.0",
+            "1.2.3",
+            "0.1.0-private",
+            "0.1.0-alpha.0",
+            "1.0.0+build.7",
+            "10.20.30-rc.1+x",
+        ] {
+            assert!(is_semver(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "1",
+            "1.2",
+            "v1.2.3",
+            "01.2.3",
+            "1.2.3-",
+            "1.2.3-01",
+            "1.2.3+",
+            "1.2.3.4",
+            "1.2.x",
+            "1.2.3-a..b",
+        ] {
+            assert!(!is_semver(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn times_are_utc_with_milliseconds() {
+        assert_eq!(utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_782_172_800_123);
+        assert_eq!(utc(t), "2026-06-23T00:00:00.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_825_600);
+        assert_eq!(utc(leap), "2000-02-29T12:00:00.000Z");
+        assert!(is_date_time(&utc(SystemTime::now())));
+    }
+
+    #[test]
+    fn date_times_are_checked_before_they_are_written() {
+        for ok in [
+            "2026-06-23T00:00:00Z",
+            "2026-06-23T00:00:00.5+02:00",
+            "2026-06-23t10:11:12z",
+        ] {
+            assert!(is_date_time(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "2026-06-23",
+            "2026-06-23T00:00:00",
+            "2026-13-01T00:00:00Z",
+            "yesterday",
+            "2026-06-23T00:00:00.Z",
+            "2026-06-23T25:00:00Z",
+        ] {
+            assert!(!is_date_time(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn untrusted_text_loses_hidden_characters_and_never_ends_empty() {
+        assert_eq!(clean("a\u{202e}b\u{200b}", 100, "-"), "ab");
+        assert_eq!(clean("\u{202e}  ", 100, "(none)"), "(none)");
+        assert_eq!(clean("abcdef", 3, "-"), "ab…");
+    }
+
+    #[test]
+    fn markdown_is_escaped_so_help_cannot_inject_links_or_html() {
+        assert_eq!(
+            markdown_escape("[x](http://e) <img> *a*"),
+            r"\[x\]\(http://e\) \<img\> \*a\*"
+        );
+    }
+
+    #[test]
+    fn only_web_uris_become_help_uris() {
+        assert!(is_web_uri("https://example.test/rules/1"));
+        assert!(!is_web_uri("https://"));
+        assert!(!is_web_uri("javascript:alert(1)"));
+        assert!(!is_web_uri("https://a b"));
+        assert!(!is_web_uri("docs/rule.md"));
+    }
+}
