@@ -1,0 +1,307 @@
+//! Benchmark: a host reply with 5,000 findings on one file, to the `publishDiagnostics` frame the
+//! editor reads, as a ratio to `serde_json` parsing the same reply into a `Value` in the same run.
+//!
+//! The language server runs in-process over duplexes, against an in-process host; the clock starts
+//! when the host writes its `host/evaluateChangeset` reply and stops when the client has read the
+//! whole publish frame (before parsing it). Measured for a UTF-16 client (columns pass through) and a
+//! UTF-8 client (columns converted with the document text). Medians of several saves are printed.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bridge_core::{ClientConfig, ExitStatus, HostClient};
+use lsp_adapter::{BoxFuture, HostSource, Options};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, watch};
+
+const FINDINGS: usize = 5_000;
+const LINES: usize = 1_000;
+const ROUNDS: usize = 15;
+
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/asp")
+        .join(name);
+    serde_json::from_str::<Value>(&std::fs::read_to_string(path).unwrap()).unwrap()["result"]
+        .clone()
+}
+
+/// The decision: the gating fixture with `FINDINGS` findings spread over the file's lines.
+fn decision() -> Value {
+    let mut decision = fixture("outer/evaluate.deny.gating.json");
+    let template = decision["findings"][0].clone();
+    let findings: Vec<Value> = (0..FINDINGS)
+        .map(|i| {
+            let mut finding = template.clone();
+            let line = i % LINES;
+            finding["diagnostic"]["location"] = json!({"path": "src/big.ts", "range": {
+                "start": {"line": line, "char": 6}, "end": {"line": line, "char": 14}}});
+            finding["diagnostic"]["fingerprint"] = json!(format!("sha256:bench{i}"));
+            finding["diagnostic"]["message"] = json!(format!("naïve 漢字 😀 finding {i}"));
+            finding
+        })
+        .collect();
+    decision["findings"] = Value::Array(findings);
+    decision
+}
+
+fn text() -> String {
+    (0..LINES)
+        .map(|i| format!("// 😀 key_{i:05} = \"漢字 value\";\n"))
+        .collect()
+}
+
+/// A host that answers `host/status` and, with the prepared result, `host/evaluateChangeset`,
+/// sending the time it starts writing each evaluation reply.
+#[derive(Clone)]
+struct BenchHost {
+    result: Arc<String>,
+    written: mpsc::UnboundedSender<Instant>,
+    client: Arc<Mutex<Option<HostClient>>>,
+    starts: Arc<watch::Sender<u64>>,
+}
+
+impl HostSource for BenchHost {
+    fn client(&self) -> BoxFuture<'_, bridge_core::Result<HostClient>> {
+        Box::pin(async move {
+            let mut slot = self.client.lock().unwrap();
+            if let Some(client) = slot.as_ref() {
+                return Ok(client.clone());
+            }
+            let (bridge_end, host_end) = tokio::io::duplex(1 << 20);
+            let (reader, writer) = tokio::io::split(bridge_end);
+            let probe: bridge_core::host::ExitProbe =
+                Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+            let client = HostClient::connect(
+                BufReader::new(reader),
+                writer,
+                ClientConfig::default(),
+                probe,
+            );
+            tokio::spawn(serve_host(
+                host_end,
+                self.result.clone(),
+                self.written.clone(),
+            ));
+            self.starts.send_modify(|n| *n += 1);
+            *slot = Some(client.clone());
+            Ok(client)
+        })
+    }
+
+    fn starts(&self) -> watch::Receiver<u64> {
+        self.starts.subscribe()
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(client) = self.client.lock().unwrap().take() {
+                client.close_input();
+            }
+        })
+    }
+}
+
+async fn serve_host(
+    end: tokio::io::DuplexStream,
+    result: Arc<String>,
+    written: mpsc::UnboundedSender<Instant>,
+) {
+    let status = fixture("outer/status.response.json").to_string();
+    let (reader, mut writer) = tokio::io::split(end);
+    let mut lines = BufReader::new(reader).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let request: Value = serde_json::from_str(&line).unwrap();
+        let Some(id) = request.get("id") else {
+            continue;
+        };
+        let (body, timed) = match request["method"].as_str() {
+            Some("host/status") => (&status, false),
+            Some("host/evaluateChangeset") => (&*result, true),
+            _ => continue,
+        };
+        let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{body}}}\n");
+        if timed {
+            let _ = written.send(Instant::now());
+        }
+        if writer.write_all(reply.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn frame(message: &Value) -> Vec<u8> {
+    let body = serde_json::to_vec(message).unwrap();
+    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+async fn read_frame(
+    reader: &mut BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+) -> Vec<u8> {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).await.unwrap() > 0,
+            "server output closed"
+        );
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length: ") {
+            length = value.parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await.unwrap();
+    body
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values[values.len() / 2]
+}
+
+/// Times `ROUNDS` saves for a client with these capabilities: (bridge, publish bytes).
+async fn run(capabilities: Value, root: &Path, result: Arc<String>) -> (Duration, usize) {
+    let (written, mut writes) = mpsc::unbounded_channel();
+    let host = BenchHost {
+        result,
+        written,
+        client: Arc::default(),
+        starts: Arc::new(watch::Sender::new(0)),
+    };
+    let mut options = Options::new(Box::new(move |_| Ok(Arc::new(host) as Arc<dyn HostSource>)));
+    options.debounce = Duration::ZERO;
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (server_in, server_out) = tokio::io::split(server_end);
+    let server = tokio::spawn(lsp_adapter::serve(server_in, server_out, options));
+    let (reader, mut writer) = tokio::io::split(client_end);
+    let mut reader = BufReader::new(reader);
+
+    let root_uri = format!("file://{}", root.display());
+    let uri = format!("{root_uri}/src/big.ts");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": root_uri, "capabilities": capabilities}});
+    writer.write_all(&frame(&init)).await.unwrap();
+    read_frame(&mut reader).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "initialized", "params": {}});
+    writer.write_all(&frame(&initialized)).await.unwrap();
+    let open = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument":
+        {"uri": uri, "languageId": "typescript", "version": 1, "text": text()}}});
+    writer.write_all(&frame(&open)).await.unwrap();
+
+    let mut times = Vec::new();
+    let mut size = 0;
+    for round in 0..=ROUNDS {
+        if round > 0 {
+            let save = json!({"jsonrpc": "2.0", "method": "textDocument/didSave",
+                "params": {"textDocument": {"uri": uri}}});
+            writer.write_all(&frame(&save)).await.unwrap();
+        }
+        let body = loop {
+            let body = read_frame(&mut reader).await;
+            if body
+                .windows(31)
+                .any(|w| w == b"textDocument/publishDiagnostics")
+            {
+                break body;
+            }
+        };
+        let done = Instant::now();
+        let started = writes.recv().await.unwrap();
+        let published: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            published["params"]["diagnostics"].as_array().unwrap().len(),
+            FINDINGS
+        );
+        if round > 0 {
+            times.push(done - started);
+        }
+        size = body.len();
+    }
+    let shutdown = json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"});
+    writer.write_all(&frame(&shutdown)).await.unwrap();
+    read_frame(&mut reader).await;
+    writer
+        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
+        .await
+        .unwrap();
+    server.await.unwrap();
+    (median(times), size)
+}
+
+fn main() {
+    let workspace = tempfile::tempdir().unwrap();
+    let root = workspace.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/big.ts"), text()).unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "base"]);
+
+    let result = Arc::new(decision().to_string());
+    let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{result}}}");
+    let parse = median(
+        (0..ROUNDS)
+            .map(|_| {
+                let started = Instant::now();
+                let value: Value = serde_json::from_str(&reply).unwrap();
+                let elapsed = started.elapsed();
+                assert!(value["result"]["findings"].is_array());
+                elapsed
+            })
+            .collect(),
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let utf16 = runtime.block_on(run(json!({}), &root, result.clone()));
+    let utf8 = runtime.block_on(run(
+        json!({"general": {"positionEncodings": ["utf-8"]}}),
+        &root,
+        result,
+    ));
+
+    eprintln!(
+        "host reply: {FINDINGS} findings, {} bytes; serde_json parse to Value (floor): {:.2} ms (median of {ROUNDS})",
+        reply.len(),
+        parse.as_secs_f64() * 1e3
+    );
+    for (name, (time, size)) in [("utf-16", utf16), ("utf-8", utf8)] {
+        eprintln!(
+            "reply -> publishDiagnostics frame read ({name} client, {size} bytes): {:.2} ms = {:.1}x the parse",
+            time.as_secs_f64() * 1e3,
+            time.as_secs_f64() / parse.as_secs_f64()
+        );
+    }
+}

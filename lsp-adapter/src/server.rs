@@ -1,0 +1,150 @@
+//! The `LanguageServer` implementation, kept thin: each handler delegates to the [`Session`] and
+//! none of them awaits the host or the client. [`serve`] runs it over a byte-stream pair.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, DocumentDiagnosticParams, DocumentDiagnosticReportResult,
+    InitializeParams, InitializeResult, InitializedParams,
+};
+use tower_lsp_server::{LanguageServer, LspService, Server};
+
+use crate::frames;
+use crate::guard::CatchPanic;
+use crate::host::HostFactory;
+use crate::session::{Session, Settings};
+
+/// How [`serve`] runs.
+pub struct Options {
+    /// Builds the host once the client has named the workspace root.
+    pub host: HostFactory,
+    /// How long a document's evaluation requests settle before it runs (default 250 ms).
+    pub debounce: Duration,
+    /// First delay before a host that went down is tried again; it doubles up to 30 s
+    /// (default 500 ms).
+    pub retry_delay: Duration,
+    /// Deadline of an evaluation, overriding the host client's request deadline.
+    pub evaluate_timeout: Option<Duration>,
+}
+
+impl Options {
+    pub fn new(host: HostFactory) -> Options {
+        Options {
+            host,
+            debounce: Duration::from_millis(250),
+            retry_delay: Duration::from_millis(500),
+            evaluate_timeout: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("debounce", &self.debounce)
+            .field("retry_delay", &self.retry_delay)
+            .field("evaluate_timeout", &self.evaluate_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The client sent `shutdown` before `exit` (or before closing the stream).
+    pub shutdown_requested: bool,
+}
+
+impl Outcome {
+    /// The process exit code LSP asks for: 0 after `shutdown`, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.shutdown_requested { 0 } else { 1 }
+    }
+}
+
+/// Serves the language server on `input`/`output` until `exit` (even with `input` still open) or
+/// the end of `input`; then shuts the host down and returns. A malformed frame on `input` is
+/// answered with a JSON-RPC error and the server goes on.
+pub async fn serve<I, O>(input: I, output: O, options: Options) -> Outcome
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite,
+{
+    let settings = Settings {
+        debounce: options.debounce,
+        retry_delay: options.retry_delay,
+        timeout: options.evaluate_timeout,
+    };
+    let host = options.host;
+    let (service, socket) = LspService::build(move |client| Backend {
+        session: Session::new(client, settings, host),
+    })
+    .custom_method(frames::MALFORMED, Backend::malformed)
+    .finish();
+    let session = service.inner().session.clone();
+    let (input, reading) = frames::checked(input);
+    Server::new(input, output, socket)
+        .serve(CatchPanic(service))
+        .await;
+    reading.abort();
+    Outcome {
+        shutdown_requested: session.finish().await,
+    }
+}
+
+struct Backend {
+    session: Arc<Session>,
+}
+
+impl Backend {
+    /// Answers a malformed frame (see [`frames`]) with the error it deserves.
+    async fn malformed(&self, params: frames::Malformed) -> Result<()> {
+        Err(Error {
+            code: ErrorCode::from(params.code),
+            message: params.message.into(),
+            data: None,
+        })
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        Ok(self.session.initialize(&params))
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        self.session.initialized();
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.session.shutdown();
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        self.session.open(params);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        self.session.change(params);
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.session.save(params);
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.session.close(params);
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        Ok(self.session.pull(&params))
+    }
+}

@@ -1,0 +1,507 @@
+//! The language server's state and what each message does to it.
+//!
+//! The document store is a std `Mutex`: every `did*` handler takes it, applies the change and
+//! enqueues what to push, without an `.await` in between, so the handlers' concurrency (tower-lsp runs
+//! up to four at once) cannot reorder changes. Host work runs in the documents' workers
+//! ([`crate::scheduler`]); its results are settled under the same lock. Failures are shown, never
+//! hidden: a notice at the top of the document, and one `window/showMessage` per outage.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use bridge_core::model::Decision;
+use tokio::task::{AbortHandle, JoinHandle};
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{
+    DiagnosticOptions, DiagnosticServerCapabilities, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportResult,
+    FullDocumentDiagnosticReport, InitializeParams, InitializeResult, MessageType,
+    RelatedFullDocumentDiagnosticReport, RelatedUnchangedDocumentDiagnosticReport, SaveOptions,
+    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, UnchangedDocumentDiagnosticReport, Uri,
+};
+
+use crate::documents::{Doc, Documents, Job};
+use crate::evaluate::{self, Failure};
+use crate::from_lsp::{self, Negotiated};
+use crate::host::{HostFactory, HostSource};
+use crate::outbox::Outbox;
+use crate::scheduler::Worker;
+use crate::to_lsp::{self, Render};
+
+/// Longest wait between two attempts to bring a host back.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+
+/// Timing settings of a session.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub(crate) debounce: Duration,
+    pub(crate) retry_delay: Duration,
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// What `initialize` settled: the workspace, the host, the client's capabilities.
+struct Setup {
+    root: Option<PathBuf>,
+    host: Result<Arc<dyn HostSource>, Failure>,
+    caps: Negotiated,
+}
+
+#[derive(Default)]
+struct State {
+    docs: Documents,
+    workers: HashMap<Uri, Worker>,
+    /// Set by `shutdown`: no more work starts.
+    stopping: bool,
+}
+
+/// How a settled evaluation bears on the outage the user was told about.
+enum Report {
+    Complete,
+    Incomplete { key: String, text: String },
+    Failed(Failure),
+}
+
+pub(crate) struct Session {
+    client: Client,
+    settings: Settings,
+    outbox: Outbox,
+    factory: Mutex<Option<HostFactory>>,
+    setup: OnceLock<Setup>,
+    state: Mutex<State>,
+    /// What the user was last told is wrong (`None` once a complete result came back).
+    outage: Mutex<Option<String>>,
+    recovering: AtomicBool,
+    shutdown_requested: AtomicBool,
+    background: Mutex<Vec<AbortHandle>>,
+    host_stop: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Session {
+    pub(crate) fn new(client: Client, settings: Settings, factory: HostFactory) -> Arc<Session> {
+        let (outbox, drain) = Outbox::start(client.clone());
+        Arc::new(Session {
+            client,
+            settings,
+            outbox,
+            factory: Mutex::new(Some(factory)),
+            setup: OnceLock::new(),
+            state: Mutex::default(),
+            outage: Mutex::new(None),
+            recovering: AtomicBool::new(false),
+            shutdown_requested: AtomicBool::new(false),
+            background: Mutex::new(vec![drain.abort_handle()]),
+            host_stop: Mutex::new(None),
+        })
+    }
+
+    fn caps(&self) -> Option<Negotiated> {
+        self.setup.get().map(|s| s.caps)
+    }
+
+    fn spawn_background(&self, task: JoinHandle<()>) {
+        let mut background = lock(&self.background);
+        background.retain(|t| !t.is_finished());
+        background.push(task.abort_handle());
+    }
+
+    // ---- lifecycle -------------------------------------------------------------------------------
+
+    /// Negotiates with the client and builds the host for its workspace (started lazily).
+    pub(crate) fn initialize(self: &Arc<Self>, params: &InitializeParams) -> InitializeResult {
+        let caps = from_lsp::negotiate(&params.capabilities);
+        let root = from_lsp::workspace_root(params);
+        let host = match (&root, lock(&self.factory).take()) {
+            (Ok(root), Some(factory)) => factory(root).map_err(|e| Failure::from(&e)),
+            (Err(e), _) => Err(Failure::from(e)),
+            (Ok(_), None) => Err(Failure::from(&crate::Error::Host(
+                bridge_core::Error::Unavailable("the host was already set up".into()),
+            ))),
+        };
+        if let Err(failure) = &host {
+            tracing::error!(message = %failure.message, "no host for this workspace");
+        }
+        let setup = Setup {
+            root: root.ok(),
+            host,
+            caps,
+        };
+        if let Ok(host) = &setup.host {
+            self.watch_starts(host.clone(), caps);
+        }
+        let _ = self.setup.set(setup);
+        InitializeResult {
+            capabilities: capabilities(caps),
+            server_info: Some(ServerInfo {
+                name: "asp-bridge".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        }
+    }
+
+    /// Tells the user once when there is no host to ask at all.
+    pub(crate) fn initialized(&self) {
+        if let Some(Setup {
+            host: Err(failure), ..
+        }) = self.setup.get()
+        {
+            self.note_outage(
+                format!("failed {}", failure.class),
+                to_lsp::failure_message(failure),
+            );
+        }
+    }
+
+    /// `shutdown`: stops all work and starts shutting the host down.
+    pub(crate) fn shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::SeqCst);
+        self.stop_work();
+        self.stop_host();
+    }
+
+    /// After `exit` (or the end of input): stops everything and waits for the host to be shut down.
+    /// Returns whether `shutdown` came first.
+    pub(crate) async fn finish(&self) -> bool {
+        self.stop_work();
+        self.stop_host();
+        for task in lock(&self.background).drain(..) {
+            task.abort();
+        }
+        let stopping = lock(&self.host_stop).take();
+        if let Some(stopping) = stopping {
+            let _ = stopping.await;
+        }
+        self.shutdown_requested.load(Ordering::SeqCst)
+    }
+
+    fn stop_work(&self) {
+        let workers = {
+            let mut state = lock(&self.state);
+            state.stopping = true;
+            std::mem::take(&mut state.workers)
+        };
+        drop(workers);
+    }
+
+    fn stop_host(&self) {
+        let mut host_stop = lock(&self.host_stop);
+        if host_stop.is_some() {
+            return;
+        }
+        if let Some(Setup { host: Ok(host), .. }) = self.setup.get() {
+            let host = host.clone();
+            *host_stop = Some(tokio::spawn(async move { host.shutdown().await }));
+        }
+    }
+
+    // ---- documents -------------------------------------------------------------------------------
+
+    /// Asks for an evaluation of `uri` and wakes (or starts) its worker.
+    fn request(self: &Arc<Self>, state: &mut State, uri: &Uri) {
+        if state.stopping {
+            return;
+        }
+        if let Some(doc) = state.docs.get_mut(uri) {
+            doc.begin();
+            self.wake(state, uri);
+        }
+    }
+
+    pub(crate) fn open(self: &Arc<Self>, params: DidOpenTextDocumentParams) {
+        let document = params.text_document;
+        let Some(root) = self.setup.get().and_then(|s| s.root.as_deref()) else {
+            return;
+        };
+        let path = match from_lsp::confine(root, &document.uri) {
+            Ok(path) => path,
+            Err(why) => {
+                tracing::debug!(%why, "ignored a document");
+                return;
+            }
+        };
+        let mut state = lock(&self.state);
+        let doc = Doc::new(document.version, document.text, path);
+        state.docs.open(document.uri.clone(), doc);
+        self.request(&mut state, &document.uri);
+    }
+
+    pub(crate) fn change(&self, params: DidChangeTextDocumentParams) {
+        let Some(caps) = self.caps() else { return };
+        let uri = params.text_document.uri;
+        let mut state = lock(&self.state);
+        let Some(doc) = state.docs.get_mut(&uri) else {
+            return;
+        };
+        let mut moved = false;
+        for change in &params.content_changes {
+            moved |= doc.change(change, caps.encoding);
+        }
+        doc.version = params.text_document.version;
+        if moved {
+            self.outbox
+                .publish(uri, doc.diagnostics(), Some(doc.version));
+        }
+    }
+
+    pub(crate) fn save(self: &Arc<Self>, params: DidSaveTextDocumentParams) {
+        let mut state = lock(&self.state);
+        self.request(&mut state, &params.text_document.uri);
+    }
+
+    pub(crate) fn close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let mut state = lock(&self.state);
+        if state.docs.close(&uri).is_some() {
+            state.workers.remove(&uri);
+            self.outbox.publish(uri, Vec::new(), None);
+        }
+    }
+
+    /// `textDocument/diagnostic`: the set last published, or `unchanged` if the client has it.
+    pub(crate) fn pull(&self, params: &DocumentDiagnosticParams) -> DocumentDiagnosticReportResult {
+        let mut state = lock(&self.state);
+        let report = match state.docs.get_mut(&params.text_document.uri) {
+            None => full(None, Vec::new()),
+            Some(doc) => {
+                doc.mark_pulled_early();
+                let id = doc.result_id();
+                if params.previous_result_id.as_deref() == Some(id.as_str()) {
+                    DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+                        related_documents: None,
+                        unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport {
+                            result_id: id,
+                        },
+                    })
+                } else {
+                    full(Some(id), doc.diagnostics())
+                }
+            }
+        };
+        DocumentDiagnosticReportResult::Report(report)
+    }
+
+    // ---- evaluations -----------------------------------------------------------------------------
+
+    /// Runs evaluation `seq` of `uri` (called by its worker) and settles its result.
+    pub(crate) async fn evaluate(self: &Arc<Self>, uri: &Uri, seq: u64) {
+        let Some(setup) = self.setup.get() else {
+            return;
+        };
+        let Some(job) = lock(&self.state).docs.get(uri).and_then(|d| d.job(seq)) else {
+            return;
+        };
+        let outcome = match (&setup.host, &setup.root) {
+            (Ok(host), Some(root)) => {
+                let progress = setup.caps.progress.then(|| {
+                    evaluate::relay_progress(self.client.clone(), format!("ASP check {}", job.path))
+                });
+                evaluate::evaluate(&**host, root, &job.path, self.settings.timeout, progress)
+                    .await
+                    .map_err(|e| Failure::from(&e))
+            }
+            (Err(failure), _) => Err(failure.clone()),
+            (Ok(_), None) => Err(Failure::from(&crate::Error::NoWorkspace)),
+        };
+        self.settle(uri, seq, &job, setup.caps, outcome);
+    }
+
+    fn settle(
+        self: &Arc<Self>,
+        uri: &Uri,
+        seq: u64,
+        job: &Job,
+        caps: Negotiated,
+        outcome: Result<Decision, Failure>,
+    ) {
+        let render = Render {
+            path: &job.path,
+            text: &job.text,
+            encoding: caps.encoding,
+            code_description: caps.code_description,
+        };
+        let (findings, notice, failed, report) = match outcome {
+            Ok(decision) => {
+                let report = if decision.is_incomplete() {
+                    Report::Incomplete {
+                        key: to_lsp::incomplete_key(&decision),
+                        text: to_lsp::incomplete_message(&decision),
+                    }
+                } else {
+                    Report::Complete
+                };
+                let findings = to_lsp::findings(&decision, render);
+                (
+                    Some(findings),
+                    to_lsp::incomplete_notice(&decision),
+                    false,
+                    report,
+                )
+            }
+            Err(failure) => {
+                let notice = to_lsp::failure_notice(&failure);
+                (
+                    None,
+                    Some(notice),
+                    failure.is_health(),
+                    Report::Failed(failure),
+                )
+            }
+        };
+        {
+            let mut state = lock(&self.state);
+            let Some(doc) = state.docs.get_mut(uri) else {
+                return;
+            };
+            if !doc.settle(seq, findings, notice, failed, caps.encoding) {
+                tracing::debug!(uri = uri.as_str(), seq, "dropped a superseded result");
+                return;
+            }
+            self.outbox
+                .publish(uri.clone(), doc.diagnostics(), Some(doc.version));
+            if doc.take_pulled_early() && caps.pull && caps.refresh {
+                self.outbox.refresh();
+            }
+        }
+        match report {
+            Report::Complete => *lock(&self.outage) = None,
+            Report::Incomplete { key, text } => self.note_outage(key, text),
+            Report::Failed(failure) => {
+                self.note_outage(
+                    format!("failed {}", failure.class),
+                    to_lsp::failure_message(&failure),
+                );
+                if failure.is_health() {
+                    self.recover();
+                }
+            }
+        }
+    }
+
+    /// Shows `text` unless the user was already told about this outage.
+    fn note_outage(&self, key: String, text: String) {
+        let mut outage = lock(&self.outage);
+        if outage.as_deref() != Some(key.as_str()) {
+            *outage = Some(key);
+            self.outbox.show(MessageType::WARNING, text);
+        }
+    }
+
+    /// Tries to bring the host back, with a growing delay, until a client is had. Its start is
+    /// seen by [`Session::watch_starts`], which re-runs the evaluations that failed.
+    fn recover(self: &Arc<Self>) {
+        let Some(Setup { host: Ok(host), .. }) = self.setup.get() else {
+            return;
+        };
+        if self.recovering.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let host = host.clone();
+        let session = Arc::downgrade(self);
+        let mut delay = self.settings.retry_delay;
+        self.spawn_background(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(delay).await;
+                match host.client().await {
+                    Ok(_) => break,
+                    Err(why) => tracing::debug!(%why, "the host is still down"),
+                }
+                delay = (delay * 2).min(MAX_RETRY_DELAY);
+            }
+            if let Some(session) = session.upgrade() {
+                session.recovering.store(false, Ordering::SeqCst);
+            }
+        }));
+    }
+
+    /// On every host start: re-runs the evaluations that failed for want of it and, after a restart,
+    /// asks a pulling client to pull again.
+    fn watch_starts(self: &Arc<Self>, host: Arc<dyn HostSource>, caps: Negotiated) {
+        let session = Arc::downgrade(self);
+        let mut starts = host.starts();
+        self.spawn_background(tokio::spawn(async move {
+            while starts.changed().await.is_ok() {
+                let count = *starts.borrow_and_update();
+                let Some(session) = session.upgrade() else {
+                    return;
+                };
+                if count > 1 && caps.pull && caps.refresh {
+                    session.outbox.refresh();
+                }
+                let mut state = lock(&session.state);
+                let failed: Vec<Uri> = state
+                    .docs
+                    .iter_mut()
+                    .filter_map(|(uri, doc)| doc.retry_failed().map(|_| uri.clone()))
+                    .collect();
+                for uri in failed {
+                    session.wake(&mut state, &uri);
+                }
+            }
+        }));
+    }
+
+    /// Hands the newest evaluation asked for `uri` to its worker, starting one if needed.
+    fn wake(self: &Arc<Self>, state: &mut State, uri: &Uri) {
+        if state.stopping {
+            return;
+        }
+        let Some(seq) = state.docs.get(uri).map(Doc::trigger) else {
+            return;
+        };
+        match state.workers.get(uri) {
+            Some(worker) => worker.request(seq),
+            None => {
+                let worker = Worker::start(self.clone(), uri.clone(), seq, self.settings.debounce);
+                state.workers.insert(uri.clone(), worker);
+            }
+        }
+    }
+}
+
+fn full(
+    result_id: Option<String>,
+    items: Vec<tower_lsp_server::ls_types::Diagnostic>,
+) -> DocumentDiagnosticReport {
+    DocumentDiagnosticReport::Full(RelatedFullDocumentDiagnosticReport {
+        related_documents: None,
+        full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id, items },
+    })
+}
+
+/// What the server offers: incremental sync with save notifications, the negotiated position
+/// encoding, and pull diagnostics only for a client that pulls.
+fn capabilities(caps: Negotiated) -> ServerCapabilities {
+    let sync = TextDocumentSyncOptions {
+        open_close: Some(true),
+        change: Some(TextDocumentSyncKind::INCREMENTAL),
+        will_save: None,
+        will_save_wait_until: None,
+        save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
+            include_text: Some(false),
+        })),
+    };
+    ServerCapabilities {
+        position_encoding: Some(caps.encoding_kind()),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(sync)),
+        diagnostic_provider: caps.pull.then(|| {
+            DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                identifier: Some("asp".into()),
+                inter_file_dependencies: false,
+                workspace_diagnostics: false,
+                work_done_progress_options: Default::default(),
+            })
+        }),
+        ..ServerCapabilities::default()
+    }
+}

@@ -1,0 +1,406 @@
+//! Host answers as LSP: findings as diagnostics, and what did not run as a notice at the top.
+//!
+//! ASP ranges are 0-based `{line, char}` in UTF-16 code units, as LSP's default; for a client that
+//! negotiated UTF-8 the columns are converted with the text the evaluation was started for. Severity
+//! is always set (error/warning/info → 1/2/3; an unknown one is shown as a warning and kept in
+//! `data`). Provider text is untrusted: invisible and BiDi controls are stripped and it is capped.
+
+use std::str::FromStr;
+
+use bridge_core::model::{Decision, Finding, Open, Severity};
+use bridge_core::text::untrusted;
+use serde_json::{Map, Value, json};
+use tower_lsp_server::ls_types::{
+    CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, Uri,
+};
+
+use crate::documents::{Encoding, Text};
+use crate::evaluate::Failure;
+
+/// `source` of the diagnostics the bridge itself writes.
+pub(crate) const BRIDGE_SOURCE: &str = "asp-bridge";
+const MESSAGE_MAX: usize = 4000;
+const NEXT_STEP_MAX: usize = 1000;
+const NOT_RUN_LISTED: usize = 5;
+
+/// How findings are shown to this client, for this document.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Render<'a> {
+    /// The document's repo-relative path: only findings located there are shown.
+    pub(crate) path: &'a str,
+    /// The text the evaluation was started for.
+    pub(crate) text: &'a Text,
+    pub(crate) encoding: Encoding,
+    pub(crate) code_description: bool,
+}
+
+/// The decision's findings located in the document, as diagnostics, in the host's order.
+pub(crate) fn findings(decision: &Decision, render: Render<'_>) -> Vec<Diagnostic> {
+    decision
+        .findings
+        .iter()
+        .filter(|f| same_path(&f.diagnostic.location.path, render.path))
+        .map(|f| finding(f, decision, render))
+        .collect()
+}
+
+fn same_path(host: &str, document: &str) -> bool {
+    let host = host.strip_prefix("./").unwrap_or(host);
+    host == document || (host.contains('\\') && host.replace('\\', "/") == document)
+}
+
+pub(crate) fn severity(severity: &Open<Severity>) -> DiagnosticSeverity {
+    match severity.known() {
+        Some(Severity::Error) => DiagnosticSeverity::ERROR,
+        Some(Severity::Warning) | None => DiagnosticSeverity::WARNING,
+        Some(Severity::Info) => DiagnosticSeverity::INFORMATION,
+    }
+}
+
+fn range(finding: &Finding, render: Render<'_>) -> Range {
+    let Some(range) = &finding.diagnostic.location.range else {
+        return Range::default();
+    };
+    let at = |p: &bridge_core::model::Position| {
+        Position::new(
+            p.line,
+            render
+                .text
+                .column_from_utf16(p.line, p.char, render.encoding),
+        )
+    };
+    let (start, end) = (at(&range.start), at(&range.end));
+    Range::new(start, end.max(start))
+}
+
+fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagnostic {
+    let d = &finding.diagnostic;
+    let next_step = finding
+        .next_step
+        .as_deref()
+        .or(d.help.as_deref())
+        .map(|s| untrusted(s, NEXT_STEP_MAX))
+        .filter(|s| !s.trim().is_empty());
+    let mut message = untrusted(&d.message, MESSAGE_MAX).into_owned();
+    if message.trim().is_empty() {
+        message = format!("{} finding", d.code);
+    }
+    if let Some(next) = &next_step {
+        message.push_str("\nnext step: ");
+        message.push_str(next);
+    }
+    let code_description = d
+        .code_description
+        .as_ref()
+        .filter(|_| render.code_description)
+        .and_then(|c| Uri::from_str(&c.href).ok())
+        .map(|href| CodeDescription { href });
+
+    let mut data = Map::new();
+    data.insert("fingerprint".into(), json!(d.fingerprint));
+    if let Some(disposition) = &finding.disposition {
+        data.insert("disposition".into(), json!(disposition.as_str()));
+    }
+    if let Some(introduced) = d.introduced {
+        data.insert("introduced".into(), json!(introduced));
+    }
+    if let Some(next) = &next_step {
+        data.insert("nextStep".into(), json!(next));
+    }
+    if let Some(origin) = &finding.next_step_origin {
+        data.insert("nextStepOrigin".into(), json!(origin));
+    }
+    if let Some(note) = &finding.severity_note {
+        data.insert("severityNote".into(), json!(untrusted(note, NEXT_STEP_MAX)));
+    }
+    if d.severity.known().is_none() {
+        data.insert("severity".into(), json!(d.severity.as_str()));
+    }
+    if let Some(authority) = &finding.authority {
+        data.insert(
+            "authority".into(),
+            json!({
+                "identity": authority.identity,
+                "granted": authority.authority.granted,
+                "requirement": authority.authority.requirement,
+            }),
+        );
+    }
+    data.insert("receiptId".into(), json!(decision.receipt.receipt_id));
+    data.insert("decision".into(), json!(decision.decision.as_str()));
+    data.insert("assurance".into(), json!(decision.assurance.mode));
+    data.insert("authoritative".into(), Value::Bool(false));
+
+    Diagnostic {
+        range: range(finding, render),
+        severity: Some(severity(&d.severity)),
+        code: Some(NumberOrString::String(d.code.clone())),
+        code_description,
+        source: Some(if d.source.is_empty() {
+            "asp".to_owned()
+        } else {
+            d.source.clone()
+        }),
+        message,
+        related_information: None,
+        tags: None,
+        data: Some(Value::Object(data)),
+    }
+}
+
+/// A one-line summary of what did not run, for a notice or a message.
+fn not_run_summary(decision: &Decision) -> String {
+    let not_run = decision.not_run();
+    if not_run.is_empty() {
+        return format!(
+            "the decision is {} with no finding to explain it",
+            decision.decision.as_str()
+        );
+    }
+    let mut parts: Vec<String> = not_run
+        .iter()
+        .take(NOT_RUN_LISTED)
+        .map(|n| {
+            let detail = untrusted(&n.detail, 200);
+            if detail.is_empty() {
+                format!("{}: {}", n.source, n.reason)
+            } else {
+                format!("{}: {} ({detail})", n.source, n.reason)
+            }
+        })
+        .collect();
+    if not_run.len() > NOT_RUN_LISTED {
+        parts.push(format!("and {} more", not_run.len() - NOT_RUN_LISTED));
+    }
+    format!("not run or degraded: {}", parts.join("; "))
+}
+
+fn notice(code: String, message: String, data: Value) -> Diagnostic {
+    Diagnostic {
+        range: Range::default(),
+        severity: Some(DiagnosticSeverity::INFORMATION),
+        code: Some(NumberOrString::String(code)),
+        code_description: None,
+        source: Some(BRIDGE_SOURCE.to_owned()),
+        message,
+        related_information: None,
+        tags: None,
+        data: Some(data),
+    }
+}
+
+/// The notice for a decision whose coverage is incomplete; `None` when it is whole.
+pub(crate) fn incomplete_notice(decision: &Decision) -> Option<Diagnostic> {
+    if !decision.is_incomplete() {
+        return None;
+    }
+    let not_run: Vec<Value> = decision
+        .not_run()
+        .iter()
+        .map(|n| json!({"source": n.source, "reason": n.reason, "detail": untrusted(&n.detail, 200)}))
+        .collect();
+    Some(notice(
+        "incomplete".into(),
+        format!(
+            "ASP host check incomplete (decision: {}): {}; an empty list here does not mean no problems",
+            decision.decision.as_str(),
+            not_run_summary(decision)
+        ),
+        json!({
+            "decision": decision.decision.as_str(),
+            "notRun": not_run,
+            "receiptId": decision.receipt.receipt_id,
+            "authoritative": false,
+        }),
+    ))
+}
+
+/// The notice for an evaluation that got no answer.
+pub(crate) fn failure_notice(failure: &Failure) -> Diagnostic {
+    notice(
+        format!("not-run/{}", failure.class),
+        format!(
+            "ASP host check did not run ({}): {}; the findings shown are from the last check that ran",
+            failure.class,
+            untrusted(&failure.message, MESSAGE_MAX)
+        ),
+        json!({"failClass": failure.class.as_str(), "authoritative": false}),
+    )
+}
+
+/// The `window/showMessage` text for the start of an outage: failed evaluations.
+pub(crate) fn failure_message(failure: &Failure) -> String {
+    format!(
+        "asp-bridge: the ASP host check did not run ({}): {}. Diagnostics stay as last checked until it runs again.",
+        failure.class,
+        untrusted(&failure.message, MESSAGE_MAX)
+    )
+}
+
+/// The `window/showMessage` text for incomplete coverage.
+pub(crate) fn incomplete_message(decision: &Decision) -> String {
+    format!(
+        "asp-bridge: the ASP host check is incomplete (decision: {}): {}",
+        decision.decision.as_str(),
+        not_run_summary(decision)
+    )
+}
+
+/// What makes two incomplete decisions the same outage: the sorted `(source, reason)` pairs.
+pub(crate) fn incomplete_key(decision: &Decision) -> String {
+    let mut pairs: Vec<String> = decision
+        .not_run()
+        .iter()
+        .map(|n| format!("{}:{}", n.source, n.reason))
+        .collect();
+    pairs.sort();
+    format!(
+        "incomplete {} {}",
+        decision.decision.as_str(),
+        pairs.join(",")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bridge_core::FailClass;
+
+    fn fixture(name: &str) -> Decision {
+        let text = std::fs::read_to_string(format!(
+            "{}/../tests/fixtures/asp/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        serde_json::from_value(value["result"].clone()).unwrap()
+    }
+
+    fn render<'a>(text: &'a Text, encoding: Encoding) -> Render<'a> {
+        Render {
+            path: "src/api.ts",
+            text,
+            encoding,
+            code_description: true,
+        }
+    }
+
+    #[test]
+    fn a_gating_finding_becomes_an_error_with_code_source_next_step_and_data() {
+        let decision = fixture("outer/evaluate.deny.gating.json");
+        let text = Text::new(String::new());
+        let diagnostics = findings(&decision, render(&text, Encoding::Utf16));
+        assert_eq!(diagnostics.len(), 1);
+        let d = &diagnostics[0];
+        assert_eq!(
+            d.range,
+            Range::new(Position::new(12, 10), Position::new(12, 42))
+        );
+        assert_eq!(d.severity, Some(DiagnosticSeverity::ERROR));
+        assert_eq!(
+            d.code,
+            Some(NumberOrString::String("lattice/secrets".into()))
+        );
+        assert_eq!(d.source.as_deref(), Some("lattice"));
+        assert_eq!(
+            d.message,
+            "introduced secret literal\nnext step: Move the secret to runtime configuration."
+        );
+        let data = d.data.as_ref().unwrap();
+        assert_eq!(data["fingerprint"], "sha256:deny0001");
+        assert_eq!(data["disposition"], "gating");
+        assert_eq!(data["introduced"], true);
+        assert_eq!(
+            data["nextStep"],
+            "Move the secret to runtime configuration."
+        );
+        assert_eq!(data["receiptId"], "eval-deny-0001");
+        assert_eq!(data["authoritative"], false);
+        assert!(incomplete_notice(&decision).is_none(), "coverage is whole");
+    }
+
+    #[test]
+    fn findings_elsewhere_are_not_shown_in_this_document() {
+        let decision = fixture("outer/evaluate.deny.gating.json");
+        let text = Text::new(String::new());
+        let other = Render {
+            path: "src/other.ts",
+            ..render(&text, Encoding::Utf16)
+        };
+        assert!(findings(&decision, other).is_empty());
+    }
+
+    #[test]
+    fn utf16_columns_become_utf8_columns_with_the_evaluated_text() {
+        let mut decision = fixture("outer/evaluate.deny.gating.json");
+        let range = decision.findings[0]
+            .diagnostic
+            .location
+            .range
+            .as_mut()
+            .unwrap();
+        range.start = bridge_core::model::Position { line: 0, char: 5 };
+        range.end = bridge_core::model::Position { line: 0, char: 8 };
+        let text = Text::new("😀漢字 key = 1\n".into());
+        let d = &findings(&decision, render(&text, Encoding::Utf8))[0];
+        assert_eq!(
+            d.range,
+            Range::new(Position::new(0, 11), Position::new(0, 14))
+        );
+        let d = &findings(&decision, render(&text, Encoding::Utf16))[0];
+        assert_eq!(
+            d.range,
+            Range::new(Position::new(0, 5), Position::new(0, 8))
+        );
+    }
+
+    #[test]
+    fn an_indeterminate_decision_gets_a_notice_naming_what_did_not_run() {
+        let decision = fixture("outer/evaluate.indeterminate.missing-provider.json");
+        let notice = incomplete_notice(&decision).expect("a notice");
+        assert_eq!(notice.severity, Some(DiagnosticSeverity::INFORMATION));
+        assert_eq!(notice.range, Range::default());
+        assert!(
+            notice.message.contains("indeterminate"),
+            "{}",
+            notice.message
+        );
+        assert!(
+            notice.message.contains("not run or degraded: "),
+            "{}",
+            notice.message
+        );
+        assert!(incomplete_message(&decision).contains("incomplete"));
+    }
+
+    #[test]
+    fn a_failure_notice_names_the_fail_class() {
+        let failure = Failure {
+            class: FailClass::Health,
+            message: "host exited with status 3".into(),
+        };
+        let notice = failure_notice(&failure);
+        assert_eq!(
+            notice.code,
+            Some(NumberOrString::String("not-run/health".into()))
+        );
+        assert!(
+            notice
+                .message
+                .starts_with("ASP host check did not run (health): host exited")
+        );
+        assert_eq!(notice.source.as_deref(), Some(BRIDGE_SOURCE));
+    }
+
+    #[test]
+    fn unknown_severities_show_as_warnings() {
+        assert_eq!(
+            severity(&Open::Other("critical".into())),
+            DiagnosticSeverity::WARNING
+        );
+        assert_eq!(
+            severity(&Open::Known(Severity::Info)),
+            DiagnosticSeverity::INFORMATION
+        );
+    }
+}

@@ -1,0 +1,399 @@
+//! The test's side of the language server: an LSP client over an in-memory duplex (framing, ids,
+//! answers to the server's own requests), a git workspace, and host decisions built from fixtures.
+//!
+//! Every wait is for a message or an event; the only clock is a hang guard that fails the test if
+//! the server goes silent.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use lsp_adapter::{Options, Outcome};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::host::TestHost;
+
+/// How long the server may stay silent before a test is declared hung.
+const HANG: Duration = Duration::from_secs(30);
+
+/// A fixture's `result`.
+pub(crate) fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/asp")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str::<Value>(&text).unwrap()["result"].clone()
+}
+
+/// A finding like the gating fixture's, on `path` from `start` to `end` (`(line, utf-16 char)`).
+pub(crate) fn finding(path: &str, start: (u32, u32), end: (u32, u32), code: &str) -> Value {
+    let mut finding = fixture("outer/evaluate.deny.gating.json")["findings"][0].clone();
+    let diagnostic = &mut finding["diagnostic"];
+    diagnostic["location"] = json!({"path": path, "range": {
+        "start": {"line": start.0, "char": start.1},
+        "end": {"line": end.0, "char": end.1},
+    }});
+    diagnostic["code"] = json!(code);
+    diagnostic["codeDescription"] = json!({"href": format!("https://example.test/rules/{code}")});
+    finding
+}
+
+/// A deny decision (the gating fixture) with these findings.
+pub(crate) fn decision(findings: Vec<Value>) -> Value {
+    let mut decision = fixture("outer/evaluate.deny.gating.json");
+    decision["findings"] = Value::Array(findings);
+    decision
+}
+
+/// An allow decision with whole coverage: nothing to show.
+pub(crate) fn clean() -> Value {
+    fixture("core/evaluate.allow.json")
+}
+
+/// A git repository with one commit and the given files.
+pub(crate) struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    pub(crate) fn new(files: &[(&str, &str)]) -> Workspace {
+        let workspace = Workspace {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        workspace.git(&["init", "-q"]);
+        workspace.write("README.txt", "hello\n");
+        for (path, text) in files {
+            workspace.write(path, text);
+        }
+        workspace.git(&["add", "."]);
+        workspace.git(&["commit", "-q", "-m", "base"]);
+        workspace
+    }
+
+    pub(crate) fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    pub(crate) fn write(&self, path: &str, text: &str) {
+        let full = self.dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+
+    pub(crate) fn uri(&self, path: &str) -> String {
+        format!("file://{}/{path}", self.root().display())
+    }
+
+    fn git(&self, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(self.dir.path())
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+}
+
+/// Capabilities of a plain client: UTF-16, push only, no progress.
+pub(crate) fn plain_client() -> Value {
+    json!({})
+}
+
+/// Capabilities of a client like VS Code: code descriptions, pull with refresh, progress.
+pub(crate) fn rich_client() -> Value {
+    json!({
+        "general": {"positionEncodings": ["utf-16"]},
+        "textDocument": {
+            "publishDiagnostics": {"codeDescriptionSupport": true, "dataSupport": true},
+            "diagnostic": {"dynamicRegistration": false},
+        },
+        "workspace": {"diagnostics": {"refreshSupport": true}},
+        "window": {"workDoneProgress": true},
+    })
+}
+
+/// Capabilities of a client that prefers UTF-8 (Neovim 0.11, Emacs, Helix).
+pub(crate) fn utf8_client() -> Value {
+    json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}})
+}
+
+/// An LSP client connected to a server running in this process.
+pub(crate) struct TestClient {
+    frames: mpsc::UnboundedSender<Vec<u8>>,
+    incoming: mpsc::UnboundedReceiver<Value>,
+    backlog: VecDeque<Value>,
+    next_id: i64,
+    server: JoinHandle<Outcome>,
+    /// Every message the server sent, in order.
+    pub(crate) seen: Vec<Value>,
+}
+
+impl TestClient {
+    /// Starts a server for `host` (no debounce, quick retries) and connects to it.
+    pub(crate) fn start(host: &TestHost) -> TestClient {
+        let mut options = Options::new(host.factory());
+        options.debounce = Duration::ZERO;
+        options.retry_delay = Duration::from_millis(1);
+        TestClient::with_options(options)
+    }
+
+    pub(crate) fn with_options(options: Options) -> TestClient {
+        let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+        let (server_in, server_out) = tokio::io::split(server_end);
+        let server = tokio::spawn(lsp_adapter::serve(server_in, server_out, options));
+        let (reader, mut writer) = tokio::io::split(client_end);
+        let (frames, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            while let Some(frame) = outgoing.recv().await {
+                if writer.write_all(&frame).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let (deliver, incoming) = mpsc::unbounded_channel();
+        tokio::spawn(read_frames(BufReader::new(reader), deliver, frames.clone()));
+        TestClient {
+            frames,
+            incoming,
+            backlog: VecDeque::new(),
+            next_id: 1,
+            server,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&self, message: Value) {
+        let body = serde_json::to_vec(&message).unwrap();
+        self.send_raw(&body);
+    }
+
+    /// Sends `body` as one frame, whatever it holds.
+    pub(crate) fn send_raw(&self, body: &[u8]) {
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(body);
+        let _ = self.frames.send(frame);
+    }
+
+    pub(crate) fn notify(&self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns the whole response message.
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(json!(id)).await
+    }
+
+    /// Returns once the server has handled every message sent before: a request is answered only
+    /// after the notifications ahead of it have run (their handlers never wait).
+    pub(crate) async fn barrier(&mut self) {
+        let params = json!({"textDocument": {"uri": "file:///barrier"}});
+        self.request("textDocument/diagnostic", params).await;
+    }
+
+    /// The response with this id; other messages stay queued for [`TestClient::wait_for`].
+    pub(crate) async fn response(&mut self, id: Value) -> Value {
+        let mut skipped = VecDeque::new();
+        loop {
+            let message = self.receive().await;
+            if message.get("method").is_none() && message["id"] == id {
+                skipped.extend(self.backlog.drain(..));
+                self.backlog = skipped;
+                return message;
+            }
+            skipped.push_back(message);
+        }
+    }
+
+    async fn receive(&mut self) -> Value {
+        if let Some(message) = self.backlog.pop_front() {
+            return message;
+        }
+        let message = tokio::time::timeout(HANG, self.incoming.recv())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the server sent nothing for {HANG:?}; seen: {:#?}",
+                    self.seen
+                )
+            })
+            .expect("the server closed its output");
+        self.seen.push(message.clone());
+        message
+    }
+
+    /// The next server message that satisfies `wanted`; the ones before it are passed over.
+    pub(crate) async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let message = self.receive().await;
+            if wanted(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// The next `publishDiagnostics` for `uri` (its params).
+    pub(crate) async fn published(&mut self, uri: &str) -> Value {
+        let message = self
+            .wait_for(|m| {
+                m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+            })
+            .await;
+        message["params"].clone()
+    }
+
+    /// The next `window/showMessage` (its params).
+    pub(crate) async fn shown(&mut self) -> Value {
+        self.wait_for(|m| m["method"] == "window/showMessage").await["params"].clone()
+    }
+
+    /// `initialize` for a workspace at `root` with these client capabilities, then `initialized`.
+    pub(crate) async fn initialize(&mut self, root: &Path, capabilities: Value) -> Value {
+        let uri = format!("file://{}", root.display());
+        let response = self
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": uri,
+                    "workspaceFolders": [{"uri": uri, "name": "w"}],
+                    "capabilities": capabilities,
+                }),
+            )
+            .await;
+        self.notify("initialized", json!({}));
+        response["result"].clone()
+    }
+
+    pub(crate) fn open(&self, uri: &str, version: i32, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "typescript", "version": version, "text": text}}),
+        );
+    }
+
+    /// One incremental change: `text` replaces the range from `start` to `end`.
+    pub(crate) fn change(
+        &self,
+        uri: &str,
+        version: i32,
+        start: (u32, u32),
+        end: (u32, u32),
+        text: &str,
+    ) {
+        self.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"range": {
+                    "start": {"line": start.0, "character": start.1},
+                    "end": {"line": end.0, "character": end.1},
+                }, "text": text}],
+            }),
+        );
+    }
+
+    pub(crate) fn save(&self, uri: &str) {
+        self.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        );
+    }
+
+    pub(crate) fn close(&self, uri: &str) {
+        self.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        );
+    }
+
+    /// `shutdown` then `exit`, with the client's output left open; returns how the server ended.
+    pub(crate) async fn stop(mut self) -> Outcome {
+        let response = self.request("shutdown", Value::Null).await;
+        assert_eq!(response["result"], Value::Null, "{response}");
+        self.notify("exit", Value::Null);
+        self.finished().await
+    }
+
+    /// Waits for the server to end, keeping the client's output open.
+    pub(crate) async fn finished(self) -> Outcome {
+        let TestClient { frames, server, .. } = self;
+        let outcome = tokio::time::timeout(HANG, server)
+            .await
+            .expect("the server is still running")
+            .expect("the server task panicked");
+        drop(frames);
+        outcome
+    }
+}
+
+/// Reads LSP frames; answers the server's requests (progress creation, refresh) with `null` and
+/// delivers every message.
+async fn read_frames(
+    mut reader: BufReader<tokio::io::ReadHalf<DuplexStream>>,
+    deliver: mpsc::UnboundedSender<Value>,
+    frames: mpsc::UnboundedSender<Vec<u8>>,
+) {
+    loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("Content-Length: ") {
+                length = value.parse::<usize>().ok();
+            }
+        }
+        let mut body = vec![0; length.expect("a Content-Length header")];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        let message: Value = serde_json::from_slice(&body).expect("a JSON body");
+        if message.get("method").is_some() && message.get("id").is_some() {
+            let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": null});
+            let body = serde_json::to_vec(&answer).unwrap();
+            let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+            frame.extend_from_slice(&body);
+            let _ = frames.send(frame);
+        }
+        if deliver.send(message).is_err() {
+            return;
+        }
+    }
+}
+
+/// `(line, character)` of a diagnostic's start and end.
+pub(crate) fn span(diagnostic: &Value) -> ((u64, u64), (u64, u64)) {
+    let at = |p: &Value| {
+        (
+            p["line"].as_u64().unwrap(),
+            p["character"].as_u64().unwrap(),
+        )
+    };
+    (
+        at(&diagnostic["range"]["start"]),
+        at(&diagnostic["range"]["end"]),
+    )
+}
