@@ -299,7 +299,10 @@ mod tests {
         let set = from_working_tree(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
         let paths: Vec<_> = set.changes.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["inner.txt", "new.txt"]);
-        assert_eq!(set.changes[0].before.as_deref(), Some(blob_id(b"one\n").as_str()));
+        assert_eq!(
+            set.changes[0].before.as_deref(),
+            Some(blob_id(b"one\n").as_str())
+        );
     }
 
     #[test]
@@ -308,7 +311,10 @@ mod tests {
         std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
         let glob = ["*.txt".to_owned()];
         let set = from_working_tree(dir.path(), &json!({"rev": "x"}), Some(&glob)).unwrap();
-        assert!(set.changes.is_empty(), "`*.txt` names a file called `*.txt`, not every text file");
+        assert!(
+            set.changes.is_empty(),
+            "`*.txt` names a file called `*.txt`, not every text file"
+        );
     }
 
     #[test]

@@ -43,8 +43,11 @@ async fn a_host_that_ignores_everything_is_killed_by_the_escalation() {
 }
 
 #[tokio::test]
-async fn a_host_that_exits_when_stdin_closes_stops_without_signals() {
-    let process = HostProcess::spawn(&sh("cat >/dev/null")).unwrap();
+async fn a_host_that_answers_shutdown_and_exits_on_eof_gets_no_signal() {
+    // Answers `shutdown` (the first request, id 1), then exits when stdin closes.
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+    let process =
+        HostProcess::spawn(&sh(&format!("read line; echo '{answer}'; cat >/dev/null"))).unwrap();
     assert_eq!(process.shutdown().await, ExitStatus::Code(0));
 }
 
