@@ -4,6 +4,8 @@
 
 mod support;
 
+mod faults;
+mod load;
 mod lsp;
 mod mcp;
 mod sarif;

@@ -1,0 +1,1 @@
+//! The fault matrix: every host fault against every front end (status, sarif, mcp, lsp).
