@@ -2,11 +2,13 @@
 //!
 //! Layers, bottom up, each knowing nothing of the ones above it: [`framing`] (NDJSON frames),
 //! [`jsonrpc`] (envelopes), [`host`] (the client, the host process, supervision), [`proto`] (the outer
-//! seam on the wire), [`model`] (what front ends show), [`changeset`] (working tree → ChangeSet).
+//! seam on the wire), [`model`] (what front ends show), [`changeset`] (working tree → ChangeSet),
+//! [`confine`] (client paths kept inside the workspace), [`text`] (untrusted host text made safe).
 //! The public API can call only advisory call sites and never `host/applyProposal` or
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
 
 pub mod changeset;
+pub mod confine;
 mod error;
 pub mod framing;
 pub mod host;

@@ -1,11 +1,11 @@
 //! What the client says, made safe to use: its capabilities, the workspace root, and document URIs
 //! confined to the workspace.
 //!
-//! A document URI must be a `file:` URI that names a path inside the workspace root once resolved:
-//! absolute, without NUL bytes or `..` components, canonicalised (so a symlink cannot lead out), and
-//! compared with the root component by component. Anything else is ignored by the server.
+//! A document URI must be a `file:` URI whose path passes [`bridge_core::confine`]: inside the
+//! workspace root once resolved (symlinks followed, compared by components), without NUL bytes, `..`
+//! or hidden characters. Anything else is ignored by the server.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use tower_lsp_server::ls_types::{ClientCapabilities, InitializeParams, PositionEncodingKind, Uri};
 
@@ -100,7 +100,7 @@ pub(crate) fn workspace_root(params: &InitializeParams) -> Result<PathBuf, Error
     })
 }
 
-/// The absolute path a `file:` URI names, refusing NUL bytes and `..` components.
+/// The absolute path a `file:` URI names.
 fn file_path(uri: &Uri) -> Result<PathBuf, String> {
     if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
         return Err(format!("scheme {:?} is not file", uri.scheme().as_str()));
@@ -109,55 +109,28 @@ fn file_path(uri: &Uri) -> Result<PathBuf, String> {
         .to_file_path()
         .ok_or_else(|| "it names no path".to_owned())?
         .into_owned();
-    if path.as_os_str().as_encoded_bytes().contains(&0) {
-        return Err("the path contains a NUL byte".into());
-    }
     if !path.is_absolute() {
         return Err("the path is not absolute".into());
-    }
-    if path.components().any(|c| c == Component::ParentDir) {
-        return Err("the path contains `..`".into());
     }
     Ok(path)
 }
 
-/// The repo-relative, `/`-separated path of a document URI inside `root` (canonical).
+/// The repo-relative, `/`-separated path of a document URI inside `root` (canonical), confined by
+/// the same rules as every client path ([`bridge_core::confine`]).
 pub(crate) fn confine(root: &Path, uri: &Uri) -> Result<String, Error> {
     let outside = |reason: String| Error::Outside {
         uri: uri.as_str().to_owned(),
         reason,
     };
     let path = file_path(uri).map_err(outside)?;
-    let resolved = match path.canonicalize() {
-        Ok(resolved) => resolved,
-        // A new file not saved yet: resolve its directory.
-        Err(_) => {
-            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-                return Err(outside("it has no file name".into()));
-            };
-            let parent = parent
-                .canonicalize()
-                .map_err(|e| outside(format!("its directory: {e}")))?;
-            parent.join(name)
-        }
-    };
-    let relative = resolved
-        .strip_prefix(root)
-        .map_err(|_| outside("outside the workspace root".into()))?;
-    let mut parts = Vec::new();
-    for component in relative.components() {
-        match component {
-            Component::Normal(part) => parts.push(
-                part.to_str()
-                    .ok_or_else(|| outside("the path is not UTF-8".into()))?,
-            ),
-            _ => return Err(outside("unexpected path component".into())),
-        }
+    let path = path
+        .to_str()
+        .ok_or_else(|| outside("the path is not UTF-8".into()))?;
+    match bridge_core::confine::confine(root, path) {
+        Ok(relative) if relative == "." => Err(outside("it is the workspace root itself".into())),
+        Ok(relative) => Ok(relative),
+        Err(refused) => Err(outside(refused.to_string())),
     }
-    if parts.is_empty() {
-        return Err(outside("it is the workspace root itself".into()));
-    }
-    Ok(parts.join("/"))
 }
 
 #[cfg(test)]
@@ -215,6 +188,11 @@ mod tests {
             "src/new.ts",
             "a file not saved yet"
         );
+        assert_eq!(
+            confine(&root, &file_uri(&root.join("new-dir/a.ts"))).unwrap(),
+            "new-dir/a.ts",
+            "a file in a directory not created yet"
+        );
     }
 
     #[test]
@@ -233,7 +211,6 @@ mod tests {
             uri("https://example.test/a.ts"),
             file_uri(&root.join("link/secret.txt")),
             file_uri(&root),
-            file_uri(&root.join("missing-dir/a.ts")),
         ];
         for uri in refused {
             let err = confine(&root, &uri).unwrap_err();

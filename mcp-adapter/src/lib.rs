@@ -7,11 +7,10 @@
 //! `isError: true` naming the ASP failClass, never a JSON-RPC error and never an empty clean result.
 //!
 //! Layout: [`server`] (the `ServerHandler`, thin), `tools` (one file per tool and the runner they
-//! share), `to_mcp` (host answers and errors as MCP results), `confine` (client paths), `policy`
+//! share), `to_mcp` (host answers and errors as MCP results), `policy`
 //! (`.asp/asp.json`), `host` (where the host comes from: the supervisor, or anything else that yields a
 //! [`bridge_core::HostClient`]).
 
-mod confine;
 mod error;
 mod host;
 mod policy;

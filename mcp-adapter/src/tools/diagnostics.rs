@@ -13,9 +13,9 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 use super::{AspTool, Budgeted, Call, shrunk_len};
-use crate::confine::confine;
 use crate::error::Error;
 use crate::to_mcp::{self, Advisory, Authority, Coverage, NotRun, Snapshot, id, text};
+use bridge_core::confine::confine;
 
 pub(crate) struct AspDiagnostics;
 

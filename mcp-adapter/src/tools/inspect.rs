@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{AspTool, Budgeted, Call};
-use crate::confine::confine;
 use crate::error::Error;
 use crate::to_mcp::{self, Advisory, Coverage, NotRun, Snapshot, id};
+use bridge_core::confine::confine;
 
 pub(crate) struct AspInspect;
 

@@ -1,4 +1,4 @@
-//! Client paths confined to the workspace (DESIGN invariant 6).
+//! Client paths confined to the workspace (DESIGN invariant 6), for every front end.
 //!
 //! A path from a client is accepted only as a plain repo-relative path, or an absolute path inside
 //! the root. Refused outright: empty or oversized paths, NUL and other control or invisible
@@ -12,12 +12,14 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::Error;
+use crate::text;
 
 /// Longest path accepted from a client, in bytes.
-pub(crate) const MAX_PATH_BYTES: usize = 1024;
+pub const MAX_PATH_BYTES: usize = 1024;
 
-/// `raw` as a path relative to `root` (canonical), or the refusal.
-pub(crate) fn confine(root: &Path, raw: &str) -> Result<String, Error> {
+/// `raw` as a `/`-separated path relative to `root` (which must be canonical), `.` for the root
+/// itself, or an `input` error saying why it was refused.
+pub fn confine(root: &Path, raw: &str) -> Result<String, Error> {
     refuse_forms(raw).map_err(|why| refused(raw, why))?;
     let path = Path::new(raw);
     let mut relative = PathBuf::new();
@@ -61,7 +63,7 @@ pub(crate) fn confine(root: &Path, raw: &str) -> Result<String, Error> {
 }
 
 fn refused(raw: &str, why: &str) -> Error {
-    let shown = bridge_core::text::untrusted(raw, 120);
+    let shown = text::untrusted(raw, 120);
     Error::Input(format!(
         "path {shown:?} refused: {why}; give a path relative to the workspace root"
     ))
@@ -78,10 +80,7 @@ fn refuse_forms(raw: &str) -> Result<(), &'static str> {
     if raw.contains('\0') {
         return Err("it contains a NUL byte");
     }
-    if raw
-        .chars()
-        .any(|c| c.is_control() || bridge_core::text::is_hidden(c))
-    {
+    if raw.chars().any(|c| c.is_control() || text::is_hidden(c)) {
         return Err("it contains control or invisible characters");
     }
     if raw.contains('\\') {
