@@ -60,13 +60,23 @@ fn report(error: &anyhow::Error) -> ExitCode {
     })
 }
 
-/// The failClass of the first bridge-core error in the chain; anything else is an input error
-/// (a file, a flag, the terminal).
+/// The failClass of the first error in the chain that knows one (the adapters wrap bridge-core's
+/// errors transparently); anything else is an input error (a file, a flag, the terminal).
 fn fail_class(error: &anyhow::Error) -> FailClass {
     error
         .chain()
-        .find_map(|cause| cause.downcast_ref::<bridge_core::Error>())
-        .map_or(FailClass::Input, bridge_core::Error::fail_class)
+        .find_map(|cause| {
+            if let Some(e) = cause.downcast_ref::<bridge_core::Error>() {
+                Some(e.fail_class())
+            } else if let Some(e) = cause.downcast_ref::<mcp_adapter::Error>() {
+                Some(e.fail_class())
+            } else {
+                cause
+                    .downcast_ref::<lsp_adapter::Error>()
+                    .map(lsp_adapter::Error::fail_class)
+            }
+        })
+        .unwrap_or(FailClass::Input)
 }
 
 fn init_tracing() {
