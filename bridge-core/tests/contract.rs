@@ -1,0 +1,142 @@
+//! What the bridge sends validates against the ASP schemas (`schemas/asp/`, copied from the spec):
+//! the params of `host/evaluateChangeset` (with a changeset built from a real git working tree) and
+//! of `host/queryInspect`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use bridge_core::changeset::from_working_tree;
+use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use bridge_core::{CallOptions, ClientConfig, ExitStatus, HostClient};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const BASE: &str = "https://covibes.dev/asp/schemas/";
+
+/// A validator for one `$defs` entry of `outer-host.schema.json`, with every ASP schema registered
+/// under its `$id` so cross-file references resolve offline.
+fn validator(def: &str) -> jsonschema::Validator {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
+    let mut registry = jsonschema::Registry::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let id = schema["$id"].as_str().unwrap().to_owned();
+        registry = registry.add(id, schema).unwrap();
+    }
+    let registry = registry.prepare().unwrap();
+    let wrapper = json!({"$ref": format!("{BASE}outer-host.schema.json#/$defs/{def}")});
+    jsonschema::options()
+        .with_registry(&registry)
+        .build(&wrapper)
+        .unwrap()
+}
+
+fn assert_valid(def: &str, instance: &Value) {
+    let errors: Vec<String> = validator(def)
+        .iter_errors(instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{def}: {errors:#?}\n{instance:#}");
+}
+
+fn git(repo: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// Sends one request through a real client and returns it as the host would read it.
+async fn sent(send: impl FnOnce(&HostClient)) -> Value {
+    let (bridge, host) = tokio::io::duplex(1 << 20);
+    let (bridge_read, bridge_write) = tokio::io::split(bridge);
+    let (host_read, _host_write) = tokio::io::split(host);
+    let probe: bridge_core::host::ExitProbe =
+        Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+    let config = ClientConfig {
+        request_timeout: Duration::from_secs(5),
+        ..ClientConfig::default()
+    };
+    let client = HostClient::connect(BufReader::new(bridge_read), bridge_write, config, probe);
+    send(&client);
+    let line = BufReader::new(host_read)
+        .lines()
+        .next_line()
+        .await
+        .unwrap()
+        .unwrap();
+    serde_json::from_str(&line).unwrap()
+}
+
+#[tokio::test]
+async fn evaluate_changeset_params_match_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q"]);
+    for name in ["edited.txt", "gone.txt"] {
+        std::fs::write(repo.join(name), "before\n").unwrap();
+    }
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    std::fs::write(repo.join("edited.txt"), "after\n").unwrap();
+    std::fs::remove_file(repo.join("gone.txt")).unwrap();
+    std::fs::write(repo.join("new ü.txt"), "new\n").unwrap();
+    let baseline = json!({"rev": "tree:abc123", "stampedAt": "2026-06-22T20:00:00Z"});
+    let changeset = from_working_tree(repo, &baseline, None).unwrap();
+    assert_eq!(changeset.changes.len(), 3);
+
+    for (call_site, comparison) in [
+        (AdvisoryCallSite::Interactive, None),
+        (AdvisoryCallSite::Sweep, Some(Comparison::Introduced)),
+    ] {
+        let changeset = changeset.clone();
+        let request = sent(|client| {
+            drop(client.evaluate_changeset(
+                call_site,
+                changeset,
+                comparison,
+                CallOptions::default(),
+            ));
+        })
+        .await;
+        assert_eq!(request["method"], "host/evaluateChangeset");
+        assert_valid("evaluateChangesetParams", &request["params"]);
+    }
+}
+
+#[tokio::test]
+async fn query_inspect_params_match_the_schema() {
+    let request = sent(|client| {
+        drop(client.query_inspect(
+            json!({"kind": "fixture/graph"}),
+            Some(500),
+            CallOptions::default(),
+        ));
+    })
+    .await;
+    assert_eq!(request["method"], "host/queryInspect");
+    assert_eq!(request["params"]["callSite"], "interactive");
+    assert_valid("queryInspectParams", &request["params"]);
+}
+
+#[test]
+fn the_schema_refuses_what_the_bridge_must_never_send() {
+    // The check can fail: a gate call site with a malformed change is refused by the same schema.
+    let bad = json!({"callSite": "gatekeeper", "changeset": {"baseline": {"rev": "x"}, "changes": [{"path": "a", "kind": "modify"}]}});
+    assert!(!validator("evaluateChangesetParams").is_valid(&bad));
+}
