@@ -59,6 +59,14 @@ fn json_relays_the_status_as_received() {
         document["status"],
         fixture_result("outer/status.response.json")
     );
+    let schema = crate::support::fixtures().join("../../schemas/status.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&document)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "schemas/status.schema.json: {errors:?}");
     let recorded = scratch.recorded();
     assert_eq!(
         recorded[0]["method"], "host/status",
