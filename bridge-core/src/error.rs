@@ -121,6 +121,15 @@ pub enum Error {
     #[error("host unavailable: {0}")]
     Unavailable(String),
 
+    /// The supervisor stopped starting the host; `fail_class` is that of the failure that made it
+    /// stop (a host that keeps crashing: `health`; one that speaks another protocol: `contract`).
+    #[error("host unavailable: gave up after {failures} failed starts; last: {last}")]
+    GaveUp {
+        failures: u32,
+        last: String,
+        fail_class: FailClass,
+    },
+
     #[error("{0}")]
     Input(String),
 
@@ -153,7 +162,7 @@ impl Error {
             | Error::Spawn { .. }
             | Error::Unavailable(_)
             | Error::Io { .. } => FailClass::Health,
-            Error::Refused { fail_class, .. } => *fail_class,
+            Error::Refused { fail_class, .. } | Error::GaveUp { fail_class, .. } => *fail_class,
             Error::UnsupportedProtocol { .. } | Error::Malformed { .. } => FailClass::Contract,
             Error::HostCommand(_) | Error::Input(_) | Error::Git(_) => FailClass::Input,
         }

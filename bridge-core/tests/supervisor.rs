@@ -112,6 +112,12 @@ async fn a_contract_refusal_is_not_retried() {
         again.to_string().contains("gave up after 1 failed start"),
         "{again}"
     );
+    assert_eq!(
+        again.fail_class(),
+        FailClass::Contract,
+        "given up on for a contract reason, it stays a contract failure"
+    );
+    assert!(!again.retryable(), "retrying cannot help");
 }
 
 #[tokio::test]

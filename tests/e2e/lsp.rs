@@ -14,7 +14,7 @@ use crate::support::{Scratch, bridge_bin, host_command};
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// Thirteen lines; the fixture's finding is on line 12 (0-based), columns 10 to 42.
-fn api_ts() -> String {
+pub(crate) fn api_ts() -> String {
     let mut text: String = (0..12).map(|i| format!("// line {i}\n")).collect();
     text.push_str("const k = \"AKIAIOSFODNN7EXAMPLE-secret-literal\";\nexport {};\n");
     text

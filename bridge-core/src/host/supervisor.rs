@@ -49,6 +49,7 @@ enum Phase {
     GivenUp {
         failures: u32,
         last: String,
+        class: FailClass,
     },
     Stopped,
 }
@@ -109,10 +110,16 @@ impl Supervisor {
         match &*phase {
             Phase::Up { .. } => unreachable!("handled above"),
             Phase::Stopped => return Err(Error::Unavailable("the bridge is shutting down".into())),
-            Phase::GivenUp { failures, last } => {
-                return Err(Error::Unavailable(format!(
-                    "gave up after {failures} failed starts; last: {last}"
-                )));
+            Phase::GivenUp {
+                failures,
+                last,
+                class,
+            } => {
+                return Err(Error::GaveUp {
+                    failures: *failures,
+                    last: last.clone(),
+                    fail_class: *class,
+                });
             }
             Phase::Down { retry_at, last, .. } if Instant::now() < *retry_at => {
                 let wait = retry_at.saturating_duration_since(Instant::now());
@@ -142,6 +149,7 @@ impl Supervisor {
                 *phase = Phase::GivenUp {
                     failures: failures + 1,
                     last: error.to_string(),
+                    class: FailClass::Contract,
                 };
                 Err(error)
             }
@@ -155,7 +163,11 @@ impl Supervisor {
     fn after_failure(&self, failures: u32, last: String) -> Phase {
         if failures >= self.policy.max_failures {
             tracing::error!(failures, %last, "giving up on the host");
-            return Phase::GivenUp { failures, last };
+            return Phase::GivenUp {
+                failures,
+                last,
+                class: FailClass::Health,
+            };
         }
         let factor = 2u32.saturating_pow(failures.saturating_sub(1));
         let delay = self
