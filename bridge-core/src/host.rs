@@ -12,7 +12,7 @@ mod supervisor;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -109,6 +109,8 @@ struct Shared {
     state: Mutex<State>,
     outgoing: mpsc::UnboundedSender<Outgoing>,
     late_replies: AtomicU64,
+    /// Deadlines missed since the last reply that came in time.
+    missed_in_a_row: AtomicU32,
     protocol_strikes: AtomicU64,
     frames: Arc<FrameStats>,
     config: ClientConfig,
@@ -145,6 +147,7 @@ impl HostClient {
             outgoing,
             late_replies: AtomicU64::new(0),
             protocol_strikes: AtomicU64::new(0),
+            missed_in_a_row: AtomicU32::new(0),
             frames: frames.clone(),
             closed: watch::Sender::new(false),
             config,
@@ -178,10 +181,13 @@ impl HostClient {
                     guard.answered = true;
                     Err(guard.shared.closed_error())
                 }
-                Err(_) => Err(Error::Timeout {
-                    method,
-                    ms: timeout.as_millis() as u64,
-                }),
+                Err(_) => {
+                    guard.shared.missed_in_a_row.fetch_add(1, Ordering::Relaxed);
+                    Err(Error::Timeout {
+                        method,
+                        ms: timeout.as_millis() as u64,
+                    })
+                }
             }
         }
     }
@@ -255,6 +261,12 @@ impl HostClient {
     /// Whether the host's stdout has ended.
     pub fn is_closed(&self) -> bool {
         *self.shared.closed.borrow()
+    }
+
+    /// How many requests in a row missed their deadline (0 once a reply comes in time): a host that
+    /// keeps missing them is hung, and the supervisor replaces it.
+    pub fn missed_deadlines_in_a_row(&self) -> u32 {
+        self.shared.missed_in_a_row.load(Ordering::Relaxed)
     }
 
     /// Why the connection is closed, or `None` while it is open.
@@ -459,6 +471,7 @@ impl Shared {
             return;
         };
         drop(state);
+        self.missed_in_a_row.store(0, Ordering::Relaxed);
         let outcome = outcome.map_err(|error| refused(&pending.method, error));
         let _ = pending.reply.send(outcome);
     }

@@ -128,3 +128,32 @@ async fn after_shutdown_calls_are_refused() {
     let err = supervisor.client().await.unwrap_err();
     assert!(err.to_string().contains("shutting down"), "{err}");
 }
+
+#[tokio::test]
+async fn a_host_that_misses_three_deadlines_in_a_row_is_replaced() {
+    // Answers the handshake, then reads requests and never answers them.
+    let reply = STATUS.replace("ID", "1").replace("PROTO", "asp-outer/1.0");
+    let script = format!("read line; echo '{reply}'; cat >/dev/null");
+    let command = HostCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), script],
+    };
+    let mut config = HostConfig::new(command, "/".into());
+    config.client.request_timeout = Duration::from_millis(50);
+    let supervisor = Supervisor::new(config, policy(Duration::ZERO, 8));
+    let starts = supervisor.starts();
+    for missed in 1..=3 {
+        let client = supervisor.client().await.unwrap();
+        assert!(matches!(client.status().await, Err(Error::Timeout { .. })));
+        assert_eq!(client.missed_deadlines_in_a_row(), missed);
+        assert_eq!(
+            *starts.borrow(),
+            1,
+            "two missed deadlines are not yet a hung host"
+        );
+    }
+    let replacement = supervisor.client().await.unwrap();
+    assert_eq!(*starts.borrow(), 2, "the hung host was replaced");
+    assert_eq!(replacement.missed_deadlines_in_a_row(), 0);
+    supervisor.shutdown().await;
+}

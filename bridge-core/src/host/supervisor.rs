@@ -20,6 +20,9 @@ pub struct RestartPolicy {
     pub max_failures: u32,
     /// A host that ran this long before dying starts the count afresh (default 60 s).
     pub stable_after: Duration,
+    /// A host that misses this many request deadlines in a row is taken as hung and replaced
+    /// (default 3).
+    pub max_missed_deadlines: u32,
 }
 
 impl Default for RestartPolicy {
@@ -29,6 +32,7 @@ impl Default for RestartPolicy {
             max_delay: Duration::from_secs(30),
             max_failures: 8,
             stable_after: Duration::from_secs(60),
+            max_missed_deadlines: 3,
         }
     }
 }
@@ -95,8 +99,12 @@ impl Supervisor {
             failures,
         } = &*phase
         {
-            let Some(why) = process.client().closed_reason() else {
-                return Ok(process.client().clone());
+            let client = process.client();
+            let missed = client.missed_deadlines_in_a_row();
+            let hung = (missed >= self.policy.max_missed_deadlines)
+                .then(|| Error::Unavailable(format!("host missed {missed} deadlines in a row")));
+            let Some(why) = client.closed_reason().or(hung) else {
+                return Ok(client.clone());
             };
             let failures = if since.elapsed() >= self.policy.stable_after {
                 1
