@@ -1,95 +1,350 @@
 //! Benchmarks of the bridge against floors measured in the same run, printed as ratios.
 //!
-//! Run with `cargo bench -p asp-bridge --bench bridge` (or `scripts/bench.sh` for every benchmark).
-//! Each figure is the median of several rounds; each floor uses the same fake host over the same
-//! kind of pipe, so the ratio is what the bridge adds.
+//! Run with `cargo bench -p asp-bridge --bench bridge` (or `scripts/bench.sh` for every benchmark);
+//! `-- round-trip`, `-- cold-start` or `-- pipelined` runs one part.
+//! Each floor talks to the same fake host over the same kind of pipe, so the ratio is what the
+//! bridge adds:
+//!
+//! - round trip: sequential MCP `asp_status` calls through `asp-bridge mcp` vs sequential
+//!   `host/status` calls straight to a fake host, interleaved call by call; p50, p99, overhead;
+//! - cold start: spawning `asp-bridge mcp` until its first `asp_status` result vs spawning the fake
+//!   host until its first `host/status` answer, interleaved; medians;
+//! - pipelined: `HostClient` with 64 calls in flight vs the fake host's own maximum rate with the
+//!   same window (a minimal client that only counts answer lines), plus CPU per call.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bridge_core::{HostCommand, HostConfig, HostProcess};
+use serde_json::{Value, json};
 
 const FAKE_HOST: &str = env!("CARGO_BIN_EXE_fake-host");
+const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
+
 const CALLS: usize = 20_000;
 const IN_FLIGHT: usize = 64;
 const ROUNDS: usize = 5;
+const ROUND_TRIPS: usize = 2_000;
+const WARM_UP: usize = 100;
+const COLD_STARTS: usize = 15;
 
+/// Runs every part, or only those named on the command line (`cargo bench --bench bridge -- pipelined`).
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let direct = median(
-        (0..ROUNDS)
-            .map(|_| direct_pipelined(CALLS, IN_FLIGHT))
-            .collect(),
-    );
-    let bridge = median(
-        (0..ROUNDS)
-            .map(|_| runtime.block_on(bridge_pipelined(CALLS, IN_FLIGHT)))
-            .collect(),
-    );
-    report(
-        &format!("pipelined host/status x{CALLS}, {IN_FLIGHT} in flight"),
-        bridge,
-        direct,
-    );
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |part: &str| named.is_empty() || named.iter().any(|n| n == part);
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let repo = workspace.path().canonicalize().expect("workspace");
+    if wanted("round-trip") {
+        round_trip(&repo);
+    }
+    if wanted("cold-start") {
+        cold_start(&repo);
+    }
+    if wanted("pipelined") {
+        pipelined();
+    }
 }
+
+// ---- shared ----------------------------------------------------------------------------------------
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
 }
 
-fn rate(calls: usize, time: Duration) -> f64 {
-    calls as f64 / time.as_secs_f64()
+/// The `q` quantile (0..1) of sorted samples.
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    sorted[((sorted.len() as f64 * q) as usize).min(sorted.len() - 1)]
 }
 
-fn report(name: &str, bridge: Duration, floor: Duration) {
-    let ratio = bridge.as_secs_f64() / floor.as_secs_f64();
-    eprintln!(
-        "{name}: bridge {:.1} ms ({:.0}/s); direct floor {:.1} ms ({:.0}/s); ratio {ratio:.2}",
-        bridge.as_secs_f64() * 1e3,
-        rate(CALLS, bridge),
-        floor.as_secs_f64() * 1e3,
-        rate(CALLS, floor),
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// CPU time (user and system, all threads) a process has used so far; Linux `/proc`, in ticks of
+/// 10 ms (`USER_HZ`), so only differences over many calls mean anything.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc stat");
+    // Fields after the command name, which is in parentheses: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("comm") + 2..]
+        .split(' ')
+        .collect();
+    let ticks: u64 =
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    Duration::from_millis(ticks * 10)
+}
+
+/// A child spoken to one JSON line at a time, as a blocking client would.
+struct LineClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl LineClient {
+    fn spawn(command: &mut Command) -> LineClient {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        LineClient {
+            stdin: child.stdin.take(),
+            stdout: BufReader::with_capacity(64 * 1024, child.stdout.take().expect("stdout")),
+            child,
+            line: String::new(),
+        }
+    }
+
+    fn send(&mut self, message: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(message.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends `request` and reads lines until the answer to `id`; the answer stays in `self.line`.
+    fn ask(&mut self, request: &str, id: u64) {
+        self.send(request);
+        let (more, last) = (format!("\"id\":{id},"), format!("\"id\":{id}}}"));
+        loop {
+            self.line.clear();
+            let read = self.stdout.read_line(&mut self.line).expect("read");
+            assert!(read > 0, "the child closed its stdout");
+            if self.line.contains(&more) || self.line.trim_end().ends_with(&last) {
+                return;
+            }
+        }
+    }
+
+    /// The last answer, parsed (outside any timed region).
+    fn answer(&self) -> Value {
+        serde_json::from_str(&self.line).expect("a JSON answer")
+    }
+
+    /// Closes stdin and waits for the child to end.
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn fake_host() -> LineClient {
+    LineClient::spawn(&mut Command::new(FAKE_HOST))
+}
+
+fn bridge_mcp(repo: &Path) -> LineClient {
+    let host = shlex::try_quote(FAKE_HOST).expect("quotable").into_owned();
+    LineClient::spawn(
+        Command::new(BRIDGE)
+            .args(["mcp", "--repo"])
+            .arg(repo)
+            .args(["--host-command", &host])
+            .env_remove("ASP_BRIDGE_HOST_COMMAND")
+            .env_remove("ASP_BRIDGE_LOG"),
+    )
+}
+
+fn host_status(id: u64) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"host/status","params":{{}}}}"#)
+}
+
+fn asp_status(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"asp_status","arguments":{{}}}}}}"#
+    )
+}
+
+/// The MCP opening of the 2025-11-25 era: `initialize`, then `notifications/initialized`.
+fn open_mcp(bridge: &mut LineClient) {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}});
+    bridge.ask(&initialize.to_string(), 0);
+    bridge.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+}
+
+fn check_status_result(bridge: &LineClient) {
+    let answer = bridge.answer();
+    assert_eq!(
+        answer["result"]["isError"], false,
+        "asp_status failed: {answer}"
     );
 }
 
-/// The floor: a plain blocking client that keeps `window` requests in flight and only counts lines.
+fn check_host_status(host: &LineClient) {
+    let answer = host.answer();
+    assert!(
+        answer["result"]["host"].is_object(),
+        "host/status failed: {answer}"
+    );
+}
+
+// ---- round trip ------------------------------------------------------------------------------------
+
+/// Sequential calls, one bridge call then one direct call, so both see the same machine state.
+fn round_trip(repo: &Path) {
+    let mut host = fake_host();
+    let mut bridge = bridge_mcp(repo);
+    open_mcp(&mut bridge);
+    let mut direct_times = Vec::with_capacity(ROUND_TRIPS);
+    let mut bridge_times = Vec::with_capacity(ROUND_TRIPS);
+    let mut bridge_cpu = Duration::ZERO;
+    for n in 0..(WARM_UP + ROUND_TRIPS) as u64 {
+        if n == WARM_UP as u64 {
+            bridge_cpu = cpu_time(bridge.child.id());
+        }
+        let id = n + 1;
+        let (request, started) = (asp_status(id), Instant::now());
+        bridge.ask(&request, id);
+        let through_bridge = started.elapsed();
+        check_status_result(&bridge);
+
+        let (request, started) = (host_status(id), Instant::now());
+        host.ask(&request, id);
+        let direct = started.elapsed();
+        check_host_status(&host);
+
+        if n >= WARM_UP as u64 {
+            bridge_times.push(through_bridge);
+            direct_times.push(direct);
+        }
+    }
+    bridge_cpu = cpu_time(bridge.child.id()) - bridge_cpu;
+    bridge.close();
+    host.close();
+    bridge_times.sort();
+    direct_times.sort();
+    let (b50, d50) = (quantile(&bridge_times, 0.5), quantile(&direct_times, 0.5));
+    let (b99, d99) = (quantile(&bridge_times, 0.99), quantile(&direct_times, 0.99));
+    eprintln!(
+        "round trip, {ROUND_TRIPS} sequential calls: MCP asp_status via asp-bridge vs host/status direct"
+    );
+    for (name, bridge, direct) in [("p50", b50, d50), ("p99", b99, d99)] {
+        eprintln!(
+            "  {name}: bridge {:.0} µs; direct floor {:.0} µs; ratio {:.2}; overhead {:+.0} µs",
+            us(bridge),
+            us(direct),
+            us(bridge) / us(direct),
+            us(bridge) - us(direct),
+        );
+    }
+    eprintln!(
+        "  asp-bridge CPU per call (user + system, all threads): {:.0} µs",
+        us(bridge_cpu) / ROUND_TRIPS as f64
+    );
+}
+
+// ---- cold start ------------------------------------------------------------------------------------
+
+/// Spawn to first answer, alternating the bridge and the bare host.
+fn cold_start(repo: &Path) {
+    let mut bridge_times = Vec::with_capacity(COLD_STARTS);
+    let mut direct_times = Vec::with_capacity(COLD_STARTS);
+    for _ in 0..COLD_STARTS {
+        let started = Instant::now();
+        let mut bridge = bridge_mcp(repo);
+        open_mcp(&mut bridge);
+        bridge.ask(&asp_status(1), 1);
+        bridge_times.push(started.elapsed());
+        check_status_result(&bridge);
+        bridge.close();
+
+        let started = Instant::now();
+        let mut host = fake_host();
+        host.ask(&host_status(1), 1);
+        direct_times.push(started.elapsed());
+        check_host_status(&host);
+        host.close();
+    }
+    let (bridge, direct) = (median(bridge_times), median(direct_times));
+    eprintln!(
+        "cold start to first answer (median of {COLD_STARTS}): asp-bridge mcp -> initialize -> asp_status {:.1} ms; \
+         fake host -> host/status (floor) {:.1} ms; ratio {:.2}; overhead {:+.1} ms",
+        ms(bridge),
+        ms(direct),
+        ms(bridge) / ms(direct),
+        ms(bridge) - ms(direct),
+    );
+}
+
+// ---- pipelined -------------------------------------------------------------------------------------
+
+fn pipelined() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut direct = Vec::with_capacity(ROUNDS);
+    let mut bridge = Vec::with_capacity(ROUNDS);
+    let mut cpu = Duration::ZERO;
+    for _ in 0..ROUNDS {
+        direct.push(direct_pipelined(CALLS, IN_FLIGHT));
+        let before = cpu_time(std::process::id());
+        bridge.push(runtime.block_on(bridge_pipelined(CALLS, IN_FLIGHT)));
+        cpu += cpu_time(std::process::id()) - before;
+    }
+    let (bridge, direct) = (median(bridge), median(direct));
+    let rate = |time: Duration| CALLS as f64 / time.as_secs_f64();
+    eprintln!(
+        "pipelined host/status x{CALLS} (median of {ROUNDS}): HostClient, {IN_FLIGHT} in flight, {:.1} ms ({:.0}/s); \
+         the fake host's own maximum rate, same window (floor) {:.1} ms ({:.0}/s); ratio {:.2}",
+        ms(bridge),
+        rate(bridge),
+        ms(direct),
+        rate(direct),
+        ms(bridge) / ms(direct),
+    );
+    eprintln!(
+        "  HostClient CPU per call (user + system, all threads, typed decode included): {:.1} µs",
+        us(cpu) / (CALLS * ROUNDS) as f64
+    );
+}
+
+/// The floor, the fake host's own maximum rate with the same window: a minimal client that keeps
+/// `window` requests in flight, counts the newlines of whatever answers arrive, and tops the window
+/// up with one write for all of them.
 fn direct_pipelined(calls: usize, window: usize) -> Duration {
-    let mut child = Command::new(FAKE_HOST)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("fake host");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let request = |id: usize| {
-        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"host/status\",\"params\":{{}}}}\n")
+    let mut host = fake_host();
+    let mut stdin = host.stdin.take().expect("stdin");
+    let mut requests = String::new();
+    let mut send = |stdin: &mut ChildStdin, from: usize, to: usize| {
+        requests.clear();
+        for id in from..to {
+            requests.push_str(&host_status(id as u64));
+            requests.push('\n');
+        }
+        stdin.write_all(requests.as_bytes()).expect("write");
     };
     let started = Instant::now();
-    let mut sent = 0;
-    while sent < window.min(calls) {
-        stdin.write_all(request(sent).as_bytes()).expect("write");
-        sent += 1;
-    }
-    stdin.flush().expect("flush");
-    let mut line = String::new();
-    for _ in 0..calls {
-        line.clear();
-        stdout.read_line(&mut line).expect("read");
-        if sent < calls {
-            stdin.write_all(request(sent).as_bytes()).expect("write");
-            stdin.flush().expect("flush");
-            sent += 1;
-        }
+    let mut sent = window.min(calls);
+    send(&mut stdin, 0, sent);
+    let mut answers = 0;
+    while answers < calls {
+        let read = host.stdout.fill_buf().expect("read");
+        assert!(!read.is_empty(), "the fake host closed its stdout");
+        let complete = read.iter().filter(|&&b| b == b'\n').count();
+        let read = read.len();
+        host.stdout.consume(read);
+        answers += complete;
+        let next = (sent + complete).min(calls);
+        send(&mut stdin, sent, next);
+        sent = next;
     }
     let elapsed = started.elapsed();
     drop(stdin);
-    let _ = child.wait();
+    host.close();
     elapsed
 }
 

@@ -1,15 +1,21 @@
 //! NDJSON frames over any async byte stream: one UTF-8 line per frame, size-capped.
 //!
 //! Knows no method names and parses no JSON. Oversize lines are skipped without being buffered,
-//! invalid UTF-8 and blank lines are skipped; each skip is counted in [`FrameStats`].
+//! invalid UTF-8 and blank lines are skipped; each skip is counted in [`FrameStats`]. Both ends
+//! reuse one buffer: a frame read is lent out until the next one, and frames written back to back
+//! go out in as few writes as the buffer allows.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 
 /// Default cap on one frame: 16 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
+/// A frame buffer that grew past this for one large frame is not kept for the next.
+const KEPT_CAPACITY: usize = 1024 * 1024;
+/// Size of the write buffer of a [`FrameWriter`].
+const WRITE_BUFFER: usize = 64 * 1024;
 
 /// What the reader skipped, shared with whoever reports on the connection.
 #[derive(Debug, Default)]
@@ -31,7 +37,10 @@ impl FrameStats {
 pub struct FrameReader<R> {
     inner: R,
     max_frame: usize,
+    /// The line being read.
     line: Vec<u8>,
+    /// The frame last returned; its allocation becomes `line` again on the next read.
+    frame: String,
     stats: Arc<FrameStats>,
 }
 
@@ -41,24 +50,34 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             inner,
             max_frame,
             line: Vec::new(),
+            frame: String::new(),
             stats,
         }
     }
 
-    /// The next frame, without its line ending; `None` at the end of the stream.
+    /// The next frame, without its line ending; `None` at the end of the stream. The frame is
+    /// lent: reading the next one reuses its buffer.
     ///
     /// A partial last line (no newline before the end) is still a frame.
-    pub async fn next_frame(&mut self) -> std::io::Result<Option<String>> {
+    pub async fn next_frame(&mut self) -> std::io::Result<Option<&str>> {
+        self.line = std::mem::take(&mut self.frame).into_bytes();
+        if self.line.capacity() > KEPT_CAPACITY {
+            self.line = Vec::new();
+        }
         loop {
-            let Some(line) = self.next_line().await? else {
+            if !self.next_line().await? {
                 return Ok(None);
-            };
-            if line.iter().all(u8::is_ascii_whitespace) {
+            }
+            if self.line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match String::from_utf8(line) {
-                Ok(text) => return Ok(Some(text)),
-                Err(_) => {
+            match String::from_utf8(std::mem::take(&mut self.line)) {
+                Ok(text) => {
+                    self.frame = text;
+                    return Ok(Some(&self.frame));
+                }
+                Err(error) => {
+                    self.line = error.into_bytes();
                     self.stats.invalid_utf8.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!("skipped a host line that is not valid UTF-8");
                 }
@@ -66,17 +85,19 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// One raw line within the cap, or `None` at the end; oversize lines are dropped as they stream.
-    async fn next_line(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+    /// Reads one line within the cap into `line` (without its ending); false at the end of the
+    /// stream. Oversize lines are dropped as they stream.
+    async fn next_line(&mut self) -> std::io::Result<bool> {
         self.line.clear();
         let mut oversize = false;
         loop {
             let buf = self.inner.fill_buf().await?;
             if buf.is_empty() {
                 if oversize || self.line.is_empty() {
-                    return Ok(None);
+                    return Ok(false);
                 }
-                return Ok(Some(self.take_line()));
+                self.end_line();
+                return Ok(true);
             }
             let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
                 Some(at) => (&buf[..at], Some(at + 1)),
@@ -102,17 +123,43 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                     oversize = false;
                     continue;
                 }
-                return Ok(Some(self.take_line()));
+                self.end_line();
+                return Ok(true);
             }
         }
     }
 
-    fn take_line(&mut self) -> Vec<u8> {
-        let mut line = std::mem::take(&mut self.line);
-        if line.last() == Some(&b'\r') {
-            line.pop();
+    /// Drops the `\r` of a CRLF line ending.
+    fn end_line(&mut self) {
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
         }
-        line
+    }
+}
+
+/// Writes frames through a buffer: frames written back to back go out together (a frame larger
+/// than the buffer goes straight through); nothing is sent before [`FrameWriter::flush`].
+pub struct FrameWriter<W: AsyncWrite> {
+    inner: BufWriter<W>,
+}
+
+impl<W: AsyncWrite + Unpin> FrameWriter<W> {
+    pub fn new(inner: W) -> Self {
+        FrameWriter {
+            inner: BufWriter::with_capacity(WRITE_BUFFER, inner),
+        }
+    }
+
+    /// Buffers one frame (which must not contain a newline) and its newline.
+    pub async fn write(&mut self, frame: &[u8]) -> std::io::Result<()> {
+        debug_assert!(!frame.contains(&b'\n'), "a frame never contains a newline");
+        self.inner.write_all(frame).await?;
+        self.inner.write_all(b"\n").await
+    }
+
+    /// Sends every frame buffered so far.
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().await
     }
 }
 
@@ -138,7 +185,7 @@ mod tests {
         let mut framer = FrameReader::new(reader, max, stats.clone());
         let mut out = Vec::new();
         while let Some(frame) = framer.next_frame().await.unwrap() {
-            out.push(frame);
+            out.push(frame.to_owned());
         }
         (out, stats)
     }
@@ -185,6 +232,21 @@ mod tests {
     async fn keeps_multibyte_text_split_across_reads() {
         let (out, _) = frames("{\"m\":\"naïve 漢字 😀\"}\n".as_bytes(), 1024).await;
         assert_eq!(out, ["{\"m\":\"naïve 漢字 😀\"}"]);
+    }
+
+    #[tokio::test]
+    async fn buffered_frames_go_out_in_order_on_flush() {
+        let mut out = Vec::new();
+        let mut writer = FrameWriter::new(&mut out);
+        writer.write(b"{\"a\":1}").await.unwrap();
+        let large = vec![b'x'; WRITE_BUFFER + 1];
+        writer.write(&large).await.unwrap();
+        writer.write(b"{}").await.unwrap();
+        writer.flush().await.unwrap();
+        let mut expected = b"{\"a\":1}\n".to_vec();
+        expected.extend_from_slice(&large);
+        expected.extend_from_slice(b"\n{}\n");
+        assert_eq!(out, expected);
     }
 
     #[tokio::test]

@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 pub use supervisor::{RestartPolicy, Supervisor};
 
 use crate::error::{Error, ExitStatus, FailClass, Result};
-use crate::framing::{FrameReader, FrameStats, write_frame};
+use crate::framing::{FrameReader, FrameStats, FrameWriter};
 use crate::jsonrpc::{ErrorObject, Id, Incoming, Message, OutgoingNotification, OutgoingRequest};
 use crate::model;
 use crate::proto::{
@@ -547,7 +547,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
 ) {
     loop {
         match framer.next_frame().await {
-            Ok(Some(line)) => shared.dispatch(&line),
+            Ok(Some(line)) => shared.dispatch(line),
             Ok(None) => break,
             Err(e) => {
                 tracing::warn!(error = %e, "reading the host's stdout failed");
@@ -560,19 +560,27 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
     shared.close(status, tail);
 }
 
+/// Writes the queued frames in order; frames queued meanwhile are written together, and flushed
+/// once the queue is empty (so the host gets many requests in one read, not one read each).
 async fn write_loop<W: AsyncWrite + Unpin>(
-    mut writer: W,
+    writer: W,
     mut queue: mpsc::UnboundedReceiver<Outgoing>,
 ) {
+    let mut writer = FrameWriter::new(writer);
     while let Some(message) = queue.recv().await {
-        match message {
-            Outgoing::Frame(frame) => {
-                if let Err(e) = write_frame(&mut writer, &frame).await {
-                    tracing::warn!(error = %e, "writing to the host's stdin failed");
-                    return;
-                }
+        let written = match message {
+            Outgoing::Frame(frame) => match writer.write(&frame).await {
+                Ok(()) if queue.is_empty() => writer.flush().await,
+                outcome => outcome,
+            },
+            Outgoing::CloseInput => {
+                let _ = writer.flush().await;
+                return;
             }
-            Outgoing::CloseInput => return,
+        };
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "writing to the host's stdin failed");
+            return;
         }
     }
 }

@@ -235,12 +235,13 @@ impl Doc {
     }
 
     /// The full set to publish: the notice of what did not run first, then the findings.
+    pub(crate) fn shown(&self) -> impl Iterator<Item = &Diagnostic> + Clone {
+        self.notice.iter().chain(self.findings.iter())
+    }
+
+    /// [`Doc::shown`], as a list of its own.
     pub(crate) fn diagnostics(&self) -> Vec<Diagnostic> {
-        self.notice
-            .iter()
-            .chain(self.findings.iter())
-            .cloned()
-            .collect()
+        self.shown().cloned().collect()
     }
 
     /// The pull `resultId` of the set as it is now.

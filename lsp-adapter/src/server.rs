@@ -16,7 +16,11 @@ use tower_lsp_server::{LanguageServer, LspService, Server};
 use crate::frames;
 use crate::guard::CatchPanic;
 use crate::host::HostFactory;
+use crate::outbox::{self, Queue};
 use crate::session::{Session, Settings};
+
+/// Capacity of the pipe between tower-lsp's output and the outbox's writer.
+const OUTPUT_PIPE: usize = 64 * 1024;
 
 /// How [`serve`] runs.
 pub struct Options {
@@ -80,16 +84,18 @@ where
         timeout: options.evaluate_timeout,
     };
     let host = options.host;
+    let (queue, queued) = Queue::new();
     let (service, socket) = LspService::build(move |client| Backend {
-        session: Session::new(client, settings, host),
+        session: Session::new(client, settings, host, queue),
     })
     .custom_method(frames::MALFORMED, Backend::malformed)
     .finish();
     let session = service.inner().session.clone();
     let (input, reading) = frames::checked(input);
-    Server::new(input, output, socket)
-        .serve(CatchPanic(service))
-        .await;
+    // tower-lsp writes into a pipe; the outbox merges its frames with the session's own pushes.
+    let (server_output, from_server) = tokio::io::duplex(OUTPUT_PIPE);
+    let serving = Server::new(input, server_output, socket).serve(CatchPanic(service));
+    tokio::join!(serving, outbox::write(from_server, queued, output));
     reading.abort();
     Outcome {
         shutdown_requested: session.finish().await,

@@ -29,7 +29,7 @@ use crate::documents::{Doc, Documents, Job};
 use crate::evaluate::{self, Failure};
 use crate::from_lsp::{self, Negotiated};
 use crate::host::{HostFactory, HostSource};
-use crate::outbox::Outbox;
+use crate::outbox::{Outbox, Queue};
 use crate::scheduler::Worker;
 use crate::to_lsp::{self, Render};
 
@@ -88,19 +88,24 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Session {
-    pub(crate) fn new(client: Client, settings: Settings, factory: HostFactory) -> Arc<Session> {
-        let (outbox, drain) = Outbox::start(client.clone());
+    /// A session whose pushes go to `queue` (see [`crate::outbox::write`]).
+    pub(crate) fn new(
+        client: Client,
+        settings: Settings,
+        factory: HostFactory,
+        queue: Queue,
+    ) -> Arc<Session> {
         Arc::new(Session {
+            outbox: Outbox::new(client.clone(), queue),
             client,
             settings,
-            outbox,
             factory: Mutex::new(Some(factory)),
             setup: OnceLock::new(),
             state: Mutex::default(),
             outage: Mutex::new(None),
             recovering: AtomicBool::new(false),
             shutdown_requested: AtomicBool::new(false),
-            background: Mutex::new(vec![drain.abort_handle()]),
+            background: Mutex::default(),
             host_stop: Mutex::new(None),
         })
     }
@@ -249,8 +254,7 @@ impl Session {
         }
         doc.version = params.text_document.version;
         if moved {
-            self.outbox
-                .publish(uri, doc.diagnostics(), Some(doc.version));
+            self.outbox.publish(&uri, doc.shown(), Some(doc.version));
         }
     }
 
@@ -264,7 +268,7 @@ impl Session {
         let mut state = lock(&self.state);
         if state.docs.close(&uri).is_some() {
             state.workers.remove(&uri);
-            self.outbox.publish(uri, Vec::new(), None);
+            self.outbox.publish(&uri, std::iter::empty(), None);
         }
     }
 
@@ -367,8 +371,7 @@ impl Session {
                 tracing::debug!(uri = uri.as_str(), seq, "dropped a superseded result");
                 return;
             }
-            self.outbox
-                .publish(uri.clone(), doc.diagnostics(), Some(doc.version));
+            self.outbox.publish(uri, doc.shown(), Some(doc.version));
             if doc.take_pulled_early() && caps.pull && caps.refresh {
                 self.outbox.refresh();
             }

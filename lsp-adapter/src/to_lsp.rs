@@ -5,6 +5,7 @@
 //! is always set (error/warning/info → 1/2/3; an unknown one is shown as a warning and kept in
 //! `data`). Provider text is untrusted: invisible and BiDi controls are stripped and it is capped.
 
+use std::borrow::Cow;
 use std::str::FromStr;
 
 use bridge_core::model::{Decision, Finding, Open, Severity};
@@ -21,6 +22,8 @@ use crate::evaluate::Failure;
 pub(crate) const BRIDGE_SOURCE: &str = "asp-bridge";
 const MESSAGE_MAX: usize = 4000;
 const NEXT_STEP_MAX: usize = 1000;
+/// Longest host identifier (code, source, reason, decision) written into a message.
+const ID_MAX: usize = 200;
 const NOT_RUN_LISTED: usize = 5;
 
 /// How findings are shown to this client, for this document.
@@ -83,7 +86,7 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
         .filter(|s| !s.trim().is_empty());
     let mut message = untrusted(&d.message, MESSAGE_MAX).into_owned();
     if message.trim().is_empty() {
-        message = format!("{} finding", d.code);
+        message = format!("{} finding", id(&d.code));
     }
     if let Some(next) = &next_step {
         message.push_str("\nnext step: ");
@@ -148,24 +151,30 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
     }
 }
 
+/// A host identifier made safe to write into a message: it is untrusted text too.
+fn id(value: &str) -> Cow<'_, str> {
+    untrusted(value, ID_MAX)
+}
+
 /// A one-line summary of what did not run, for a notice or a message.
 fn not_run_summary(decision: &Decision) -> String {
     let not_run = decision.not_run();
     if not_run.is_empty() {
         return format!(
             "the decision is {} with no finding to explain it",
-            decision.decision.as_str()
+            id(decision.decision.as_str())
         );
     }
     let mut parts: Vec<String> = not_run
         .iter()
         .take(NOT_RUN_LISTED)
         .map(|n| {
+            let (source, reason) = (id(&n.source), id(&n.reason));
             let detail = untrusted(&n.detail, 200);
             if detail.is_empty() {
-                format!("{}: {}", n.source, n.reason)
+                format!("{source}: {reason}")
             } else {
-                format!("{}: {} ({detail})", n.source, n.reason)
+                format!("{source}: {reason} ({detail})")
             }
         })
         .collect();
@@ -203,7 +212,7 @@ pub(crate) fn incomplete_notice(decision: &Decision) -> Option<Diagnostic> {
         "incomplete".into(),
         format!(
             "ASP host check incomplete (decision: {}): {}; an empty list here does not mean no problems",
-            decision.decision.as_str(),
+            id(decision.decision.as_str()),
             not_run_summary(decision)
         ),
         json!({
@@ -241,7 +250,7 @@ pub(crate) fn failure_message(failure: &Failure) -> String {
 pub(crate) fn incomplete_message(decision: &Decision) -> String {
     format!(
         "asp-bridge: the ASP host check is incomplete (decision: {}): {}",
-        decision.decision.as_str(),
+        id(decision.decision.as_str()),
         not_run_summary(decision)
     )
 }
@@ -390,6 +399,60 @@ mod tests {
                 .starts_with("ASP host check did not run (health): host exited")
         );
         assert_eq!(notice.source.as_deref(), Some(BRIDGE_SOURCE));
+    }
+
+    /// A fuzz input (`fuzz/`, target `lsp_diagnostics`): a host answer, a NUL byte, the text.
+    fn fuzz_input(bytes: &[u8]) -> (Decision, Text) {
+        let at = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        let value: Value = serde_json::from_slice(&bytes[..at]).unwrap();
+        let result = value.get("result").cloned().unwrap_or(value);
+        let text = String::from_utf8_lossy(bytes.get(at + 1..).unwrap_or_default());
+        (
+            serde_json::from_value(result).unwrap(),
+            Text::new(text.into_owned()),
+        )
+    }
+
+    /// Found by `fuzz/` (exact input kept in the fixture): a receipt failure whose `reason` held a
+    /// CR reached the notice and the showMessage text unstripped. Host identifiers (source,
+    /// reason, decision, code) written into a message are untrusted text too.
+    #[test]
+    fn host_identifiers_in_messages_lose_hidden_characters() {
+        let (decision, _) = fuzz_input(include_bytes!(
+            "../../tests/fixtures/fuzz/lsp_diagnostics/hidden-reason"
+        ));
+        let notice = incomplete_notice(&decision).unwrap();
+        for message in [notice.message, incomplete_message(&decision)] {
+            assert!(
+                !message.chars().any(bridge_core::text::is_hidden),
+                "{message:?}"
+            );
+            assert!(message.contains("lattice: alpha-c\nheck ("), "{message}");
+        }
+        let mut decision = fixture("outer/evaluate.deny.gating.json");
+        decision.findings[0].diagnostic.message = String::new();
+        decision.findings[0].diagnostic.code = "r\u{202e}ule".into();
+        let text = Text::new(String::new());
+        let d = &findings(&decision, render(&text, Encoding::Utf16))[0];
+        assert!(d.message.starts_with("rule finding"), "{}", d.message);
+    }
+
+    /// Reproduced with the `lsp_diagnostics` fuzz target (input kept in the fixture): a column near
+    /// `u32::MAX` on a line with a multi-byte character overflowed the UTF-8 conversion.
+    #[test]
+    fn a_huge_column_saturates_in_utf8() {
+        let (decision, text) = fuzz_input(include_bytes!(
+            "../../tests/fixtures/fuzz/lsp_diagnostics/column-overflow"
+        ));
+        let render = Render {
+            path: "a.ts",
+            ..render(&text, Encoding::Utf8)
+        };
+        let d = &findings(&decision, render)[0];
+        assert_eq!(
+            d.range,
+            Range::new(Position::new(0, u32::MAX), Position::new(0, u32::MAX))
+        );
     }
 
     #[test]

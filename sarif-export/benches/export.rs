@@ -1,16 +1,23 @@
 //! Benchmark: a saved decision with 100,000 findings read and exported as a SARIF log, timed against
 //! a floor measured in the same run: serde_json parsing the same answer and writing it back (both
 //! pretty-printed). Prints `sarif_export_100k: X ms; serde_json floor: Y ms; ratio Z` (best of
-//! several interleaved rounds). Run with `cargo bench -p sarif-export`.
+//! several interleaved rounds), then the peak memory of each, measured in a child process of its
+//! own (this binary again): the peak resident set above the input text, while it runs once (Linux
+//! `/proc`; the peak is reset with `/proc/self/clear_refs` after the input is read). Run with
+//! `cargo bench -p sarif-export`.
 
 use std::hint::black_box;
 use std::io::Write as _;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 const FINDINGS: usize = 100_000;
 const ROUNDS: usize = 5;
+/// Set in the child that measures one peak: `export` or `floor`, and the file holding the input.
+const PEAK_OF: &str = "SARIF_BENCH_PEAK_OF";
+const PEAK_INPUT: &str = "SARIF_BENCH_PEAK_INPUT";
 
 /// A JSON-RPC response with `n` findings shaped like a real host's (non-ASCII text, ranges, help,
 /// authority evidence, next steps on gating findings).
@@ -89,7 +96,55 @@ fn time(f: impl Fn() -> usize) -> Duration {
     start.elapsed()
 }
 
+/// `VmRSS` or `VmHWM` of this process, in KiB.
+fn memory_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|v| {
+            v.trim_start_matches(':')
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
+}
+
+/// In the child: runs `what` once on the input and prints its peak above the input, in KiB.
+fn peak_child(what: &str, input: &str) {
+    let text = std::fs::read_to_string(input).expect("input");
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak RSS");
+    let before = memory_kib("VmRSS");
+    black_box(match what {
+        "export" => export(black_box(&text)),
+        _ => floor(black_box(&text)),
+    });
+    let peak = memory_kib("VmHWM").saturating_sub(before);
+    let _ = writeln!(std::io::stdout().lock(), "{peak}");
+}
+
+/// The peak of `what` above the input, in a child process of its own.
+fn peak(what: &str, input: &std::path::Path) -> f64 {
+    let out = Command::new(std::env::current_exe().expect("this bench"))
+        .env(PEAK_OF, what)
+        .env(PEAK_INPUT, input)
+        .output()
+        .expect("the peak child");
+    assert!(out.status.success(), "peak child: {out:?}");
+    let kib: u64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("KiB");
+    kib as f64 / 1024.0
+}
+
 fn main() {
+    if let (Some(what), Some(input)) = (std::env::var_os(PEAK_OF), std::env::var_os(PEAK_INPUT)) {
+        return peak_child(&what.to_string_lossy(), &input.to_string_lossy());
+    }
     let text = saved_answer(FINDINGS);
     let mut best_export = Duration::MAX;
     let mut best_floor = Duration::MAX;
@@ -106,5 +161,15 @@ fn main() {
         ms(best_floor),
         ms(best_export) / ms(best_floor),
         text.len(),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("answer.json");
+    std::fs::write(&input, &text).expect("input file");
+    drop(text);
+    let (export_peak, floor_peak) = (peak("export", &input), peak("floor", &input));
+    let _ = writeln!(
+        out,
+        "sarif_export_100k peak RSS above the input: {export_peak:.0} MiB; serde_json floor: {floor_peak:.0} MiB; ratio {:.2}",
+        export_peak / floor_peak,
     );
 }

@@ -139,7 +139,8 @@ impl Text {
             utf16 += width;
             out += encoding.width(c);
         }
-        out + (column - utf16)
+        // Saturating: a host column near `u32::MAX` past a multi-byte character would overflow.
+        out.saturating_add(column - utf16)
     }
 
     /// Whether `pos` addresses a place in this text.
