@@ -1,15 +1,88 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target for a fixed number of executions (default 200000 each; FUZZ_RUNS
-# overrides, e.g. FUZZ_RUNS=5000 for the CI smoke). A crash stops the run and leaves its input in
-# fuzz/artifacts/<target>/; commit such an input as a regression test next to the code it broke.
+# Runs every cargo-fuzz target (fuzz/, outside the workspace) for a fixed number of executions:
+# FUZZ_RUNS each, default 200000; `FUZZ_RUNS=2000 scripts/fuzz.sh` is the CI smoke. FUZZ_TARGETS
+# (space-separated) runs only those targets. Prints one line per target: executions run and "no
+# crash". A crash stops the script (exit 1) and leaves its input in fuzz/artifacts/<target>/; commit
+# such an input as a regression test next to the code it broke.
 #
-# cargo-fuzz needs nightly-only compiler flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
+# The seed corpus is made here from the ASP fixtures (tests/fixtures/asp/**) and the inputs that once
+# crashed a target (tests/fixtures/fuzz/<target>/) into fuzz/corpus/<target>/ (gitignored; what
+# libFuzzer adds there is kept between runs). Targets are built with debug assertions and overflow
+# checks, and mutate with fuzz/dict/asp.dict. cargo-fuzz needs nightly-only compiler flags;
+# RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
 set -euo pipefail
-cd "$(dirname "$0")/../fuzz"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root/fuzz"
 runs=${FUZZ_RUNS:-200000}
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2
 export RUSTC_BOOTSTRAP=1
-for target in $(cargo fuzz list); do
-  printf '\n== fuzz %s: %s runs\n' "$target" "$runs" >&2
-  cargo fuzz run "$target" -- -runs="$runs" -max_len=8192 -print_final_stats=1 2>&1 | tail -n 3
+
+# One line of JSON: pretty-printed fixtures hold no newline inside a string, and squeezed spaces
+# keep them under libFuzzer's max_len.
+one_line() { tr -d '\r\n' <"$1" | tr -s ' '; }
+
+# A document text for the answers, long enough for the fixtures' ranges: multi-byte characters, a
+# tab, a BiDi control and every line ending.
+text=""
+for i in $(seq 0 39); do
+  text+="let l$i = \"😀 naïve 漢字\";"$'\t'"// x"$'\xe2\x80\xae' # U+202E, whatever the locale
+  case $((i % 3)) in 0) text+=$'\n' ;; 1) text+=$'\r\n' ;; 2) text+=$'\r' ;; esac
+done
+
+seed() {
+  local dir=corpus/$1 fixture name
+  mkdir -p "$dir"
+  while IFS= read -r fixture; do
+    name=$(basename "${fixture%.json}")
+    name="seed-$(basename "$(dirname "$fixture")")-$name"
+    case $1 in
+      framing | host_client) { one_line "$fixture"; printf '\n'; } >"$dir/$name" ;;
+      lsp_frames)
+        local body
+        body=$(one_line "$fixture")
+        printf 'Content-Length: %d\r\n\r\n%s' "$(printf '%s' "$body" | wc -c)" "$body" >"$dir/$name"
+        ;;
+      *)
+        one_line "$fixture" >"$dir/$name"
+        { one_line "$fixture"; printf '\0%s' "$text"; } >"$dir/$name-text"
+        ;;
+    esac
+  done < <(find "$root/tests/fixtures/asp" -name '*.json' | sort)
+  # Inputs that once crashed this target (each also a regression test next to the code it broke).
+  if [ -d "$root/tests/fixtures/fuzz/$1" ]; then
+    cp "$root/tests/fixtures/fuzz/$1"/* "$dir/"
+  fi
+  case $1 in
+    host_client) # replies to the three pending requests (ids 1 to 3), then junk
+      for id in 1 2 3; do
+        one_line "$root/tests/fixtures/asp/outer/status.response.json" |
+          sed -E "s/^\{ ?\"jsonrpc\": \"2.0\", \"id\": [0-9]+/{\"jsonrpc\": \"2.0\", \"id\": $id/"
+        printf '\n'
+      done >"$dir/seed-three-replies"
+      ;;
+    lsp_frames)
+      local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
+      printf 'Content-Length: %d\r\n\r\n%s' "${#init}" "$init" >"$dir/seed-initialize"
+      ;;
+  esac
+}
+
+targets=${FUZZ_TARGETS:-$(cargo fuzz list)}
+cargo fuzz build --debug-assertions >&2 # every target, in one cargo run
+for target in $targets; do
+  seed "$target"
+  log=$(mktemp)
+  start=$SECONDS
+  if ! cargo fuzz run --debug-assertions "$target" -- -runs="$runs" -max_len=8192 \
+    -dict="$root/fuzz/dict/asp.dict" -print_final_stats=1 >"$log" 2>&1; then
+    grep -E -A3 'panicked at|ERROR: libFuzzer|==ERROR|SUMMARY:' "$log" | head -n 30 >&2 || true
+    input=$(grep -o 'artifacts/[^ ]*' "$log" | tail -n 1)
+    printf 'fuzz %s: CRASH, input in fuzz/%s\n' "$target" "${input:-artifacts/$target/}"
+    rm -f "$log"
+    exit 1
+  fi
+  done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  printf 'fuzz %-16s %9s executions in %4ss: no crash\n' "$target" "${done_runs:-?}" \
+    "$((SECONDS - start))"
+  rm -f "$log"
 done

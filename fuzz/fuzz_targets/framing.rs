@@ -11,11 +11,17 @@ use libfuzzer_sys::fuzz_target;
 const CAP: usize = 64;
 
 fuzz_target!(|data: &[u8]| {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
     runtime.block_on(async {
         let reader = tokio::io::BufReader::with_capacity(7, data);
         let mut framer = FrameReader::new(reader, CAP, Arc::new(FrameStats::default()));
-        while let Some(frame) = framer.next_frame().await.expect("in-memory reads cannot fail") {
+        while let Some(frame) = framer
+            .next_frame()
+            .await
+            .expect("in-memory reads cannot fail")
+        {
             assert!(!frame.contains('\n'), "a frame never holds a newline");
             assert!(frame.len() <= CAP, "a frame never passes the cap");
         }

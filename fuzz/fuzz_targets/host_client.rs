@@ -11,12 +11,24 @@ use libfuzzer_sys::fuzz_target;
 use tokio::io::AsyncWriteExt;
 
 fuzz_target!(|data: &[u8]| {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
     runtime.block_on(async {
         let (host_out, bridge_in) = tokio::io::duplex(1 << 16);
-        let config = ClientConfig { request_timeout: Duration::from_secs(60), max_frame: 4096 };
-        let probe: bridge_core::host::ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
-        let client = HostClient::connect(tokio::io::BufReader::new(bridge_in), tokio::io::sink(), config, probe);
+        let config = ClientConfig {
+            request_timeout: Duration::from_secs(60),
+            max_frame: 4096,
+        };
+        let probe: bridge_core::host::ExitProbe =
+            Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+        let client = HostClient::connect(
+            tokio::io::BufReader::new(bridge_in),
+            tokio::io::sink(),
+            config,
+            probe,
+        );
         let calls = [client.status(), client.status(), client.status()];
         let mut host_out = host_out;
         host_out.write_all(data).await.expect("write");

@@ -33,12 +33,12 @@ pub(crate) struct Malformed {
 #[derive(Deserialize)]
 #[serde(untagged)]
 #[allow(dead_code, clippy::large_enum_variant)]
-enum Message {
+pub(crate) enum Message {
     Response(Response),
     Request(Request),
 }
 
-enum Frame {
+pub(crate) enum Frame {
     Body(Vec<u8>),
     /// A frame whose body was skipped, with why.
     Skipped(&'static str),
@@ -81,7 +81,7 @@ where
 
 /// The next frame, `None` at the end of input. Header blocks without `Content-Length` and stray
 /// lines are skipped (and reported as a skipped frame).
-async fn next_frame<R: AsyncRead + Unpin>(
+pub(crate) async fn next_frame<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
 ) -> std::io::Result<Option<Frame>> {
     let mut length = None;

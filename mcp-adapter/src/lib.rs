@@ -22,3 +22,58 @@ pub use error::Error;
 pub use host::{HostFuture, HostSource};
 pub use server::{EXTENSION_ID, serve, serve_stdio};
 pub use tools::{DEFAULT_BUDGET_BYTES, TOOL_NAMES};
+
+// Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): the conversions of host answers
+// into the tools' structuredContent, budget included, without a host or a session. Not for other
+// callers.
+#[doc(hidden)]
+pub mod fuzzing {
+    use bridge_core::model::{Decision, Inspection, Status};
+    use bridge_core::proto::Comparison;
+    use serde_json::Value;
+
+    use crate::Error;
+    use crate::tools::{diagnostics, fit, inspect, status};
+
+    /// The `asp_diagnostics` pages of `decision`, `limit` findings at most each, following
+    /// `nextCursor` from the first page for at most `max_pages` pages: each the `structuredContent`
+    /// fitted to `budget` bytes, or the error the tool would return instead.
+    pub fn decision_pages(
+        decision: &Decision,
+        limit: usize,
+        budget: usize,
+        max_pages: usize,
+    ) -> Vec<Result<Value, Error>> {
+        let answer = diagnostics::answer(decision, Comparison::All, 1, 1);
+        let mut pages = Vec::new();
+        let mut offset = 0;
+        while pages.len() < max_pages {
+            let page = diagnostics::page(&answer, offset, limit)
+                .and_then(|mut page| fit(&mut page, budget));
+            let next = page
+                .as_ref()
+                .ok()
+                .and_then(|p| p.get("nextCursor")?.as_str().map(diagnostics::parse_cursor));
+            pages.push(page);
+            match next {
+                Some(Ok((_, next))) => offset = next,
+                Some(Err(error)) => {
+                    pages.push(Err(error));
+                    break;
+                }
+                None => break,
+            }
+        }
+        pages
+    }
+
+    /// The `asp_status` `structuredContent` of `status`, fitted to `budget` bytes.
+    pub fn status(status: &Status, budget: usize) -> Result<Value, Error> {
+        fit(&mut status::output(status, None), budget)
+    }
+
+    /// The `asp_inspect` `structuredContent` of `inspection`, fitted to `budget` bytes.
+    pub fn inspection(inspection: &Inspection, budget: usize) -> Result<Value, Error> {
+        fit(&mut inspect::output(inspection, budget), budget)
+    }
+}

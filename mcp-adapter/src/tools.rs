@@ -8,9 +8,9 @@
 
 mod authority_status;
 mod capabilities;
-mod diagnostics;
-mod inspect;
-mod status;
+pub(crate) mod diagnostics;
+pub(crate) mod inspect;
+pub(crate) mod status;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -353,7 +353,7 @@ fn parse<A: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<A, Error>
 }
 
 /// The output as JSON within `budget` bytes, shrinking its lists as needed.
-fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Result<Value, Error> {
+pub(crate) fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Result<Value, Error> {
     for _ in 0..64 {
         let value = serde_json::to_value(&*output)
             .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;

@@ -167,11 +167,13 @@ pub(crate) struct PositionOut {
 }
 
 impl Budgeted for Output {
+    /// A page keeps at least one finding, so that its cursor moves on: a finding that does not fit
+    /// on a page of its own makes the answer oversize, never an empty page pointing at itself.
     fn shrink(&mut self, keep: f64) -> bool {
-        if self.findings.is_empty() {
+        if self.findings.len() <= 1 {
             return false;
         }
-        let keep = shrunk_len(self.findings.len(), keep);
+        let keep = shrunk_len(self.findings.len(), keep).max(1);
         self.findings.truncate(keep);
         self.truncated = true;
         self.next_cursor = Some(cursor(self.page_key, self.offset + keep));
@@ -268,7 +270,7 @@ fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<
 }
 
 /// The whole answer (every finding) as shown; pages are cut from it.
-fn answer(
+pub(crate) fn answer(
     decision: &model::Decision,
     comparison: Comparison,
     changed_files: usize,
@@ -390,7 +392,7 @@ fn summary(decision: &model::Decision, changed_files: usize, not_run: &[model::N
 }
 
 /// One page of `answer`, from `offset`, at most `limit` findings.
-fn page(answer: &Output, offset: usize, limit: usize) -> Result<Output, Error> {
+pub(crate) fn page(answer: &Output, offset: usize, limit: usize) -> Result<Output, Error> {
     let total = answer.findings.len();
     if offset > total {
         return Err(Error::Input(
@@ -413,7 +415,7 @@ fn cursor(key: u64, offset: usize) -> String {
     format!("d{key}.{offset}")
 }
 
-fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
+pub(crate) fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
     let parsed = (raw.len() <= MAX_CURSOR_BYTES)
         .then(|| raw.strip_prefix('d')?.split_once('.'))
         .flatten()
@@ -512,6 +514,33 @@ mod tests {
         assert!(first.shrink(0.5));
         assert_eq!(first.findings.len(), 4);
         assert_eq!(first.next_cursor.as_deref(), Some("d7.4"));
+    }
+
+    /// Found by `fuzz/` (target `mcp_structured`, the exact input kept in the fixture): at a 2 KiB
+    /// budget the first page could hold no finding, so it came back empty with a cursor to itself,
+    /// and following the cursors never ended.
+    #[test]
+    fn a_page_that_cannot_hold_one_finding_is_oversize_not_a_cursor_to_itself() {
+        let bytes =
+            include_bytes!("../../../tests/fixtures/fuzz/mcp_structured/page-without-progress");
+        let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let decision: model::Decision = serde_json::from_value(value["result"].clone()).unwrap();
+        let answer = answer(&decision, Comparison::All, 1, 1);
+        let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 2_048).unwrap_err();
+        assert!(matches!(err, Error::Oversize { budget: 2_048 }), "{err}");
+        let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
+        assert_eq!(whole["findings"].as_array().unwrap().len(), 2);
+        assert!(whole.get("nextCursor").is_none());
+    }
+
+    #[test]
+    fn a_shrunk_page_keeps_a_finding_and_moves_on() {
+        let answer = answer(&decision(10), Comparison::All, 1, 7);
+        let mut page = page(&answer, 3, 10).unwrap();
+        assert!(page.shrink(0.01));
+        assert_eq!(page.findings.len(), 1);
+        assert_eq!(page.next_cursor.as_deref(), Some("d7.4"));
+        assert!(!page.shrink(0.01), "one finding is as small as a page gets");
     }
 
     #[test]

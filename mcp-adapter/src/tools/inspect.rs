@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use bridge_core::model::Inspection;
 use rmcp::model::JsonObject;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -116,21 +117,26 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
             })
             .await?
             .value;
-        let mut omitted = 0;
-        let (data, _) = to_mcp::relay::fit(&inspection.data, call.state.budget, &mut omitted);
-        let mut degraded = inspection.coverage.degraded.clone();
-        degraded.extend(inspection.receipt.failures.iter().cloned());
-        Ok(Output {
-            advisory: Advisory::new(),
-            call_site: "interactive".to_owned(),
-            data: object(data),
-            coverage: to_mcp::coverage(&inspection.coverage),
-            degraded: to_mcp::degradations(&dedup(degraded)),
-            valid_as_of: to_mcp::snapshot(&inspection.valid_as_of),
-            receipt_id: id(&inspection.receipt.receipt_id),
-            truncated: omitted > 0,
-            omitted_items: omitted,
-        })
+        Ok(output(&inspection, call.state.budget))
+    }
+}
+
+/// The host's answer as shown, its `data` cut to `budget` bytes of JSON.
+pub(crate) fn output(inspection: &Inspection, budget: usize) -> Output {
+    let mut omitted = 0;
+    let (data, _) = to_mcp::relay::fit(&inspection.data, budget, &mut omitted);
+    let mut degraded = inspection.coverage.degraded.clone();
+    degraded.extend(inspection.receipt.failures.iter().cloned());
+    Output {
+        advisory: Advisory::new(),
+        call_site: "interactive".to_owned(),
+        data: object(data),
+        coverage: to_mcp::coverage(&inspection.coverage),
+        degraded: to_mcp::degradations(&dedup(degraded)),
+        valid_as_of: to_mcp::snapshot(&inspection.valid_as_of),
+        receipt_id: id(&inspection.receipt.receipt_id),
+        truncated: omitted > 0,
+        omitted_items: omitted,
     }
 }
 

@@ -1,6 +1,7 @@
 //! `asp_status`: `host/status` summarised for an agent: host state, policy, providers, each call
 //! site with what it requires, the capability families, degraded coverage with reasons, receipt id.
 
+use bridge_core::model;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
@@ -137,64 +138,69 @@ degraded coverage with reasons. Read-only and advisory: the result satisfies no 
     async fn run(call: Call, _args: Args) -> Result<Output, Error> {
         let client = call.client().await?;
         let status = client.status().await?.value;
-        let host = &status.host;
-        let workspace = &status.workspace;
-        let call_sites = status
-            .gates()
-            .into_iter()
-            .map(|(name, gate)| CallSiteOut {
-                call_site: name.to_owned(),
-                reported: gate.is_some(),
-                available: gate.is_some_and(|g| g.available),
-                required_providers: gate.map(|g| ids(&g.required_providers)).unwrap_or_default(),
-                required_capabilities: gate
-                    .map(|g| to_mcp::capabilities(&g.required_capabilities))
-                    .unwrap_or_default(),
-                degraded: gate
-                    .map(|g| to_mcp::degradations(&g.degraded))
-                    .unwrap_or_default(),
-            })
-            .collect();
-        let valid_as_of = workspace
-            .valid_as_of
-            .as_ref()
-            .and_then(to_mcp::snapshot)
-            .or_else(|| to_mcp::snapshot_value(status.receipt.raw.get("validAsOf")))
-            .or_else(|| to_mcp::snapshot_value(Some(&workspace.baseline)));
-        Ok(Output {
-            advisory: Advisory::new(),
-            host: HostOut {
-                name: id(&host.name),
-                version: id(&host.version),
-                outer_protocol: id(&host.outer_protocol),
-                state: id(host.state.as_str()),
-                binding_candidate: host.binding_candidate.as_deref().map(id),
-            },
-            workspace: WorkspaceOut {
-                root: text(&workspace.root),
-                baseline: to_mcp::snapshot_value(Some(&workspace.baseline)),
-                stale_reason: workspace.stale_reason.as_deref().map(text),
-            },
-            policy: PolicyOut {
-                source: id(&status.policy.source),
-                activation: id(&status.policy.activation),
-                policy_digest: id(&status.policy.policy_digest),
-            },
-            adapter: AdapterOut {
-                mode: EFFECTIVE_MODE.to_owned(),
-                configured_mode: call.policy.configured_mode.clone(),
-                policy_file: POLICY_FILE.to_owned(),
-                call_sites: vec!["interactive".to_owned()],
-            },
-            servers: status.servers.iter().map(to_mcp::server).collect(),
-            call_sites,
-            capabilities: to_mcp::capability_families(&status.capabilities),
-            assurance_capabilities: ids(&status.assurance_capabilities),
-            degraded: to_mcp::not_run(&status.not_run()),
-            valid_as_of,
-            receipt_id: id(&status.receipt.receipt_id),
-            truncated: false,
-            omitted_servers: 0,
+        Ok(output(&status, call.policy.configured_mode.clone()))
+    }
+}
+
+/// The host's status as shown; `configured_mode` is the workspace policy's `adapters.mcp.mode`.
+pub(crate) fn output(status: &model::Status, configured_mode: Option<String>) -> Output {
+    let host = &status.host;
+    let workspace = &status.workspace;
+    let call_sites = status
+        .gates()
+        .into_iter()
+        .map(|(name, gate)| CallSiteOut {
+            call_site: name.to_owned(),
+            reported: gate.is_some(),
+            available: gate.is_some_and(|g| g.available),
+            required_providers: gate.map(|g| ids(&g.required_providers)).unwrap_or_default(),
+            required_capabilities: gate
+                .map(|g| to_mcp::capabilities(&g.required_capabilities))
+                .unwrap_or_default(),
+            degraded: gate
+                .map(|g| to_mcp::degradations(&g.degraded))
+                .unwrap_or_default(),
         })
+        .collect();
+    let valid_as_of = workspace
+        .valid_as_of
+        .as_ref()
+        .and_then(to_mcp::snapshot)
+        .or_else(|| to_mcp::snapshot_value(status.receipt.raw.get("validAsOf")))
+        .or_else(|| to_mcp::snapshot_value(Some(&workspace.baseline)));
+    Output {
+        advisory: Advisory::new(),
+        host: HostOut {
+            name: id(&host.name),
+            version: id(&host.version),
+            outer_protocol: id(&host.outer_protocol),
+            state: id(host.state.as_str()),
+            binding_candidate: host.binding_candidate.as_deref().map(id),
+        },
+        workspace: WorkspaceOut {
+            root: text(&workspace.root),
+            baseline: to_mcp::snapshot_value(Some(&workspace.baseline)),
+            stale_reason: workspace.stale_reason.as_deref().map(text),
+        },
+        policy: PolicyOut {
+            source: id(&status.policy.source),
+            activation: id(&status.policy.activation),
+            policy_digest: id(&status.policy.policy_digest),
+        },
+        adapter: AdapterOut {
+            mode: EFFECTIVE_MODE.to_owned(),
+            configured_mode,
+            policy_file: POLICY_FILE.to_owned(),
+            call_sites: vec!["interactive".to_owned()],
+        },
+        servers: status.servers.iter().map(to_mcp::server).collect(),
+        call_sites,
+        capabilities: to_mcp::capability_families(&status.capabilities),
+        assurance_capabilities: ids(&status.assurance_capabilities),
+        degraded: to_mcp::not_run(&status.not_run()),
+        valid_as_of,
+        receipt_id: id(&status.receipt.receipt_id),
+        truncated: false,
+        omitted_servers: 0,
     }
 }

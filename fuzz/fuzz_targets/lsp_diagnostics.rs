@@ -1,0 +1,85 @@
+//! Fuzz target: a host decision as LSP diagnostics, for a document whose text follows the NUL byte,
+//! with UTF-16 and with UTF-8 positions.
+//!
+//! Nothing panics; every diagnostic has a severity, a non-empty message free of hidden characters
+//! (as is the showMessage text), a range that does not end before it starts, and says it is not
+//! authoritative; UTF-8 columns that fall inside a line land on a character boundary, and the lines
+//! are the host's.
+#![no_main]
+
+use asp_bridge_fuzz::{answer, lines, split};
+use bridge_core::model::Decision;
+use bridge_core::text::is_hidden;
+use libfuzzer_sys::fuzz_target;
+use lsp_adapter::fuzzing::decision_to_diagnostics;
+use serde_json::Value;
+
+fn position(value: &Value) -> (u64, u64) {
+    let n = |key| value[key].as_u64().expect("a position holds numbers");
+    (n("line"), n("character"))
+}
+
+fn check(diagnostic: &Value) -> ((u64, u64), (u64, u64)) {
+    let severity = diagnostic["severity"].as_u64().expect("a severity");
+    assert!((1..=3).contains(&severity), "{diagnostic}");
+    let message = diagnostic["message"].as_str().expect("a message");
+    assert!(!message.trim().is_empty(), "{diagnostic}");
+    assert!(
+        !message.chars().any(is_hidden),
+        "hidden characters: {message:?}"
+    );
+    assert_eq!(diagnostic["data"]["authoritative"], false);
+    let (start, end) = (
+        position(&diagnostic["range"]["start"]),
+        position(&diagnostic["range"]["end"]),
+    );
+    assert!(start <= end, "{diagnostic}");
+    (start, end)
+}
+
+fn on_boundary(lines: &[&str], (line, column): (u64, u64)) {
+    if let Some(content) = usize::try_from(line).ok().and_then(|l| lines.get(l))
+        && let Ok(column) = usize::try_from(column)
+        && column <= content.len()
+    {
+        assert!(content.is_char_boundary(column), "{content:?} at {column}");
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (json, text) = split(data);
+    let Some(decision) = answer::<Decision>(json) else {
+        return;
+    };
+    let lines = lines(&text);
+    let mut paths: Vec<&str> = Vec::new();
+    for finding in &decision.findings {
+        let path = finding.diagnostic.location.path.as_str();
+        if !paths.contains(&path) && paths.len() < 4 {
+            paths.push(path);
+        }
+    }
+    if paths.is_empty() {
+        paths.push("src/api.ts");
+    }
+    for path in paths {
+        let shown = decision_to_diagnostics(&decision, path, &text);
+        assert_eq!(shown.utf16.len(), shown.utf8.len());
+        for (utf16, utf8) in shown.utf16.iter().zip(&shown.utf8) {
+            let (start16, end16) = check(utf16);
+            let (start8, end8) = check(utf8);
+            assert_eq!((start16.0, end16.0), (start8.0, end8.0), "lines are kept");
+            on_boundary(&lines, start8);
+            on_boundary(&lines, end8);
+        }
+        if let Some(notice) = &shown.notice {
+            check(notice);
+        }
+        let [message, key] = &shown.messages;
+        assert!(
+            !message.chars().any(is_hidden),
+            "hidden characters: {message:?}"
+        );
+        assert!(!key.is_empty());
+    }
+});
