@@ -11,7 +11,7 @@
 //! the bridge's own frames, with a deadline only against a hang.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -201,48 +201,6 @@ fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
 
 // ---- LSP -------------------------------------------------------------------------------------------
 
-/// Thirteen lines; the fake host's finding is on line 12 (0-based), columns 10 to 42.
-fn api_ts() -> String {
-    let mut text: String = (0..12).map(|i| format!("// line {i}\n")).collect();
-    text.push_str("const k = \"AKIAIOSFODNN7EXAMPLE-secret-literal\";\nexport {};\n");
-    text
-}
-
-fn lsp_frame(message: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(message).unwrap();
-    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    frame.extend_from_slice(&body);
-    frame
-}
-
-/// LSP frames from the bridge's stdout, parsed, on a thread; anything else fails the test.
-fn lsp_frames(stdout: ChildStdout) -> Receiver<Value> {
-    let (sender, receiver) = channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        loop {
-            let mut header = String::new();
-            match reader.read_line(&mut header) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let length: usize = header
-                .strip_prefix("Content-Length: ")
-                .and_then(|v| v.trim_end().parse().ok())
-                .unwrap_or_else(|| panic!("not an LSP header on stdout: {header:?}"));
-            let mut blank = String::new();
-            reader.read_line(&mut blank).unwrap();
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let message: Value = serde_json::from_slice(&body).expect("a JSON body");
-            if sender.send(message).is_err() {
-                return;
-            }
-        }
-    });
-    receiver
-}
-
 /// The next `publishDiagnostics` params (other messages are skipped).
 fn next_publish(frames: &Receiver<Value>) -> Value {
     loop {
@@ -282,7 +240,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     let scratch = Scratch::git_repo();
     ignore_the_record(&scratch);
     std::fs::create_dir_all(scratch.path().join("src")).unwrap();
-    std::fs::write(scratch.path().join("src/api.ts"), api_ts()).unwrap();
+    std::fs::write(scratch.path().join("src/api.ts"), crate::lsp::api_ts()).unwrap();
     let mut child = Command::new(bridge_bin())
         .args([
             "lsp",
@@ -299,7 +257,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
         .spawn()
         .expect("spawn asp-bridge lsp");
     let pid = child.id();
-    let frames = lsp_frames(child.stdout.take().unwrap());
+    let frames = crate::lsp::frames(child.stdout.take().unwrap());
     let mut stdin = child.stdin.take().unwrap();
 
     let root = format!(
@@ -309,13 +267,13 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     let uri = format!("{root}/src/api.ts");
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"processId": null, "rootUri": root, "capabilities": {}}});
-    stdin.write_all(&lsp_frame(&initialize)).unwrap();
+    stdin.write_all(&crate::lsp::frame(&initialize)).unwrap();
     assert_eq!(next(&frames, "initialize")["id"], 1);
     let initialized = json!({"jsonrpc": "2.0", "method": "initialized", "params": {}});
-    stdin.write_all(&lsp_frame(&initialized)).unwrap();
+    stdin.write_all(&crate::lsp::frame(&initialized)).unwrap();
     let open = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri, "languageId": "typescript", "version": 1, "text": api_ts()}}});
-    stdin.write_all(&lsp_frame(&open)).unwrap();
+        "textDocument": {"uri": uri, "languageId": "typescript", "version": 1, "text": crate::lsp::api_ts()}}});
+    stdin.write_all(&crate::lsp::frame(&open)).unwrap();
     let opened = next_publish(&frames);
     assert_eq!(opened["version"], 1);
     assert_eq!(
@@ -325,7 +283,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
 
     // The whole burst in one write; the bridge reads it as fast as it can.
     let burst: Vec<u8> = (1..=LSP_CHANGES)
-        .flat_map(|n| lsp_frame(&change(&uri, n)))
+        .flat_map(|n| crate::lsp::frame(&change(&uri, n)))
         .collect();
     let started = Instant::now();
     stdin.write_all(&burst).unwrap();
@@ -349,7 +307,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     // A save of the last version (its text is what is on disk) brings the host's answer for it.
     let save = json!({"jsonrpc": "2.0", "method": "textDocument/didSave",
         "params": {"textDocument": {"uri": uri}}});
-    stdin.write_all(&lsp_frame(&save)).unwrap();
+    stdin.write_all(&crate::lsp::frame(&save)).unwrap();
     let saved = next_publish(&frames);
     assert_eq!(saved["version"], LSP_CHANGES + 1, "the last version");
     let diagnostic = &saved["diagnostics"][0];
@@ -362,7 +320,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
 
     // Still serving: `shutdown` is answered, then `exit` ends it cleanly.
     let shutdown = json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"});
-    stdin.write_all(&lsp_frame(&shutdown)).unwrap();
+    stdin.write_all(&crate::lsp::frame(&shutdown)).unwrap();
     loop {
         let message = next(&frames, "the shutdown answer");
         assert_ne!(
@@ -374,7 +332,9 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
         }
     }
     stdin
-        .write_all(&lsp_frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
+        .write_all(&crate::lsp::frame(
+            &json!({"jsonrpc": "2.0", "method": "exit"}),
+        ))
         .unwrap();
     drop(stdin);
     assert_eq!(wait_exit(child), Some(0));

@@ -29,7 +29,7 @@ fn workspace() -> (Scratch, String) {
     (scratch, host)
 }
 
-fn frame(message: &Value) -> Vec<u8> {
+pub(crate) fn frame(message: &Value) -> Vec<u8> {
     let body = serde_json::to_vec(message).unwrap();
     let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     frame.extend_from_slice(&body);
@@ -37,7 +37,7 @@ fn frame(message: &Value) -> Vec<u8> {
 }
 
 /// Reads LSP frames from the server's stdout on a thread; anything else there fails the test.
-fn frames(stdout: ChildStdout) -> mpsc::Receiver<Value> {
+pub(crate) fn frames(stdout: ChildStdout) -> mpsc::Receiver<Value> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
