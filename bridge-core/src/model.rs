@@ -122,6 +122,37 @@ impl Status {
     }
 }
 
+impl Capabilities {
+    /// Degraded coverage of every capability family, of the host's coverage and of the receipt.
+    pub fn not_run(&self) -> Vec<NotRun> {
+        let families = [
+            &self.capabilities.inspect,
+            &self.capabilities.check,
+            &self.capabilities.edit,
+        ];
+        let families = families
+            .into_iter()
+            .flatten()
+            .map(|c| c.degraded.as_slice());
+        merge(families.chain([
+            self.coverage.degraded.as_slice(),
+            self.receipt.failures.as_slice(),
+        ]))
+    }
+}
+
+impl AuthorityStatus {
+    /// Degraded coverage of every provider and of the receipt.
+    pub fn not_run(&self) -> Vec<NotRun> {
+        let providers = self.providers.iter().filter_map(|p| p.coverage.as_ref());
+        merge(
+            providers
+                .map(|c| c.degraded.as_slice())
+                .chain([self.receipt.failures.as_slice()]),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

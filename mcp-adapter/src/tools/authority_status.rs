@@ -61,26 +61,12 @@ provider. Read-only and advisory: the result satisfies no gate.";
     async fn run(call: Call, _args: Args) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.authority_status().await?.value;
-        let mut degraded: Vec<bridge_core::model::NotRun> = Vec::new();
-        let provider_degradations = answer
-            .providers
-            .iter()
-            .filter_map(|p| p.coverage.as_ref())
-            .flat_map(|c| c.degraded.iter());
-        for d in provider_degradations.chain(answer.receipt.failures.iter()) {
-            if !degraded
-                .iter()
-                .any(|n| n.source == d.source && n.reason == d.reason)
-            {
-                degraded.push(d.into());
-            }
-        }
         Ok(Output {
             advisory: Advisory::new(),
             policy_activation: id(&answer.policy_activation),
             policy_digest: id(&answer.policy_digest),
             providers: answer.providers.iter().map(to_mcp::server).collect(),
-            degraded: to_mcp::not_run(&degraded),
+            degraded: to_mcp::not_run(&answer.not_run()),
             valid_as_of: to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
             receipt_id: id(&answer.receipt.receipt_id),
             truncated: false,

@@ -75,26 +75,13 @@ advisory: the result satisfies no gate.";
     async fn run(call: Call, _args: Args) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.capabilities().await?.value;
-        let mut degraded: Vec<bridge_core::model::Degradation> = Vec::new();
-        for family in [
-            &answer.capabilities.inspect,
-            &answer.capabilities.check,
-            &answer.capabilities.edit,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            degraded.extend(family.degraded.iter().cloned());
-        }
-        degraded.extend(answer.coverage.degraded.iter().cloned());
-        degraded.extend(answer.receipt.failures.iter().cloned());
         Ok(Output {
             advisory: Advisory::new(),
             capabilities: to_mcp::capability_families(&answer.capabilities),
             sources: answer.sources.iter().map(to_mcp::server).collect(),
             coverage: to_mcp::coverage(&answer.coverage),
             legacy_roles: legacy_roles(answer.legacy_roles.as_ref()),
-            degraded: to_mcp::not_run(&merge(&degraded)),
+            degraded: to_mcp::not_run(&answer.not_run()),
             valid_as_of: to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
             receipt_id: id(&answer.receipt.receipt_id),
             truncated: false,
@@ -119,20 +106,6 @@ fn legacy_roles(value: Option<&Value>) -> Vec<LegacyRole> {
             })
         })
         .collect()
-}
-
-/// Each `(source, reason)` once, first wins.
-fn merge(list: &[bridge_core::model::Degradation]) -> Vec<bridge_core::model::NotRun> {
-    let mut out: Vec<bridge_core::model::NotRun> = Vec::new();
-    for d in list {
-        if !out
-            .iter()
-            .any(|n| n.source == d.source && n.reason == d.reason)
-        {
-            out.push(d.into());
-        }
-    }
-    out
 }
 
 #[cfg(test)]
