@@ -153,7 +153,16 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
 
 /// A host identifier made safe to write into a message: it is untrusted text too.
 fn id(value: &str) -> Cow<'_, str> {
-    untrusted(value, ID_MAX)
+    one_line(untrusted(value, ID_MAX))
+}
+
+/// Text for a one-line summary: line breaks and tabs become spaces.
+fn one_line(text: Cow<'_, str>) -> Cow<'_, str> {
+    if text.contains(['\n', '\t']) {
+        Cow::Owned(text.replace(['\n', '\t'], " "))
+    } else {
+        text
+    }
 }
 
 /// A one-line summary of what did not run, for a notice or a message.
@@ -170,7 +179,7 @@ fn not_run_summary(decision: &Decision) -> String {
         .take(NOT_RUN_LISTED)
         .map(|n| {
             let (source, reason) = (id(&n.source), id(&n.reason));
-            let detail = untrusted(&n.detail, 200);
+            let detail = one_line(untrusted(&n.detail, 200));
             if detail.is_empty() {
                 format!("{source}: {reason}")
             } else {
@@ -427,7 +436,11 @@ mod tests {
                 !message.chars().any(bridge_core::text::is_hidden),
                 "{message:?}"
             );
-            assert!(message.contains("lattice: alpha-c\nheck ("), "{message}");
+            assert!(message.contains("lattice: alpha-c heck ("), "{message}");
+            assert!(
+                !message.contains('\n'),
+                "the summary is one line: {message:?}"
+            );
         }
         let mut decision = fixture("outer/evaluate.deny.gating.json");
         decision.findings[0].diagnostic.message = String::new();
