@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, Scratch, fixtures, host_command, run_bridge};
+use crate::support::{Run, Scratch, assert_failed, fixtures, host_command, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -56,24 +56,6 @@ fn read_log(path: &Path) -> Value {
 fn assert_schema_valid(log: &Value, what: &str) {
     let errors = sarif_export::schema::errors(log);
     assert!(errors.is_empty(), "{what}: {errors:#?}");
-}
-
-/// Asserts a failed run: its exit code and its one stderr line `asp-bridge: <class>: <cause>`.
-fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
-    assert_eq!(run.code, Some(code), "stderr: {}", run.stderr);
-    let line = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("asp-bridge: "))
-        .unwrap_or_default();
-    assert!(
-        line.starts_with(&format!("asp-bridge: {class}: ")),
-        "stderr: {}",
-        run.stderr
-    );
-    assert!(line.contains(cause), "expected {cause:?} in {line:?}");
-    assert!(run.stdout.is_empty(), "no log on stdout: {}", run.stdout);
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
 /// Writes `lines` lines of text at the path the fake host gives its finding `i`.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, Scratch, host_command, run_bridge};
+use crate::support::{Run, Scratch, assert_failed, host_command, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -23,28 +23,6 @@ fn status(scratch: &Scratch, flags: &str, extra: &[&str]) -> Run {
 fn fixture_result(path: &str) -> Value {
     let text = std::fs::read_to_string(crate::support::fixtures().join("asp").join(path)).unwrap();
     serde_json::from_str::<Value>(&text).unwrap()["result"].clone()
-}
-
-/// Asserts a failed run: its exit code and its one stderr line `asp-bridge: <class>: <cause>`.
-fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
-    assert_eq!(run.code, Some(code), "stderr: {}", run.stderr);
-    let line = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("asp-bridge: "))
-        .unwrap_or_default();
-    assert!(
-        line.starts_with(&format!("asp-bridge: {class}: ")),
-        "stderr: {}",
-        run.stderr
-    );
-    assert!(line.contains(cause), "expected {cause:?} in {line:?}");
-    assert!(
-        run.stdout.is_empty(),
-        "nothing on stdout when the host did not answer: {}",
-        run.stdout
-    );
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
 #[test]

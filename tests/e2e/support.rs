@@ -162,3 +162,31 @@ pub(crate) fn run_bridge(args: &[&str], cwd: &Path, limit: Duration) -> Run {
         elapsed: started.elapsed(),
     }
 }
+
+/// Asserts a failed one-shot run: its exit code, exactly one stderr line
+/// `asp-bridge: <class>: <cause>`, nothing on stdout, and no panic.
+pub(crate) fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
+    assert_eq!(run.code, Some(code), "stderr: {}", run.stderr);
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("asp-bridge: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "one failure line: {}", run.stderr);
+    assert!(
+        lines[0].starts_with(&format!("asp-bridge: {class}: ")),
+        "stderr: {}",
+        run.stderr
+    );
+    assert!(
+        lines[0].contains(cause),
+        "expected {cause:?} in {:?}",
+        lines[0]
+    );
+    assert!(
+        run.stdout.is_empty(),
+        "nothing on stdout without an answer: {}",
+        run.stdout
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}

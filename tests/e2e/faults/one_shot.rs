@@ -11,7 +11,7 @@ use super::{
     CLASSES, DEADLINE_MS, Host, LATE_MS, OVERSIZE, Row, SARIF_OVERSIZE, assert_stderr, bent,
     logged, workspace,
 };
-use crate::support::{Run, Scratch, fixtures, run_bridge};
+use crate::support::{Run, Scratch, assert_failed, fixtures, run_bridge};
 
 /// Longest run of one command: the 5 s shutdown escalation, plus a 256 MiB line skipped three times
 /// by a debug build on a loaded machine.
@@ -345,32 +345,6 @@ fn assert_no_error_line(run: &Run) {
         !run.stderr.lines().any(|l| l.starts_with("asp-bridge: ")),
         "no failure line when the answer came: {}",
         run.stderr
-    );
-}
-
-/// Exactly one outcome: the exit code, one classed line with the cause, and nothing on stdout.
-fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
-    assert_eq!(run.code, Some(code), "stderr: {}", run.stderr);
-    let lines: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("asp-bridge: "))
-        .collect();
-    assert_eq!(lines.len(), 1, "one failure line: {}", run.stderr);
-    assert!(
-        lines[0].starts_with(&format!("asp-bridge: {class}: ")),
-        "{}",
-        lines[0]
-    );
-    assert!(
-        lines[0].contains(cause),
-        "expected {cause:?} in {:?}",
-        lines[0]
-    );
-    assert!(
-        run.stdout.is_empty(),
-        "no document without an answer: {}",
-        run.stdout
     );
 }
 
