@@ -96,6 +96,18 @@ pub(crate) trait Budgeted {
 }
 
 /// How many of `len` items to keep for a `keep` ratio: always at least one fewer.
+/// Drops the tail of `list` to about `keep` of its length, adding what was dropped to `omitted`;
+/// false when there is nothing left to drop.
+pub(crate) fn shrink_list<T>(list: &mut Vec<T>, omitted: &mut usize, keep: f64) -> bool {
+    if list.is_empty() {
+        return false;
+    }
+    let kept = shrunk_len(list.len(), keep);
+    *omitted += list.len() - kept;
+    list.truncate(kept);
+    true
+}
+
 pub(crate) fn shrunk_len(len: usize, keep: f64) -> usize {
     let target = (len as f64 * keep.clamp(0.0, 1.0) * 0.95).floor() as usize;
     target.min(len.saturating_sub(1))

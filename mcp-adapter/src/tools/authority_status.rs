@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{AspTool, Budgeted, Call, shrunk_len};
+use super::{AspTool, Budgeted, Call, shrink_list};
 use crate::error::Error;
 use crate::to_mcp::{self, Advisory, NotRun, Server, Snapshot, id};
 
@@ -38,14 +38,9 @@ pub(crate) struct Output {
 
 impl Budgeted for Output {
     fn shrink(&mut self, keep: f64) -> bool {
-        if self.providers.is_empty() {
-            return false;
-        }
-        let keep = shrunk_len(self.providers.len(), keep);
-        self.omitted_providers += self.providers.len() - keep;
-        self.providers.truncate(keep);
-        self.truncated = true;
-        true
+        let shrunk = shrink_list(&mut self.providers, &mut self.omitted_providers, keep);
+        self.truncated |= shrunk;
+        shrunk
     }
 }
 

@@ -5,7 +5,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{AspTool, Budgeted, Call, shrunk_len};
+use super::{AspTool, Budgeted, Call, shrink_list};
 use crate::error::Error;
 use crate::to_mcp::{self, Advisory, Capability, Coverage, NotRun, Server, Snapshot, id};
 
@@ -52,14 +52,9 @@ pub(crate) struct LegacyRole {
 
 impl Budgeted for Output {
     fn shrink(&mut self, keep: f64) -> bool {
-        if self.sources.is_empty() {
-            return false;
-        }
-        let keep = shrunk_len(self.sources.len(), keep);
-        self.omitted_sources += self.sources.len() - keep;
-        self.sources.truncate(keep);
-        self.truncated = true;
-        true
+        let shrunk = shrink_list(&mut self.sources, &mut self.omitted_sources, keep);
+        self.truncated |= shrunk;
+        shrunk
     }
 }
 

@@ -5,7 +5,7 @@ use bridge_core::model;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{AspTool, Budgeted, Call, shrunk_len};
+use super::{AspTool, Budgeted, Call, shrink_list};
 use crate::error::Error;
 use crate::policy::{EFFECTIVE_MODE, POLICY_FILE};
 use crate::to_mcp::{self, Advisory, Capability, NotRun, Server, Snapshot, id, ids, text};
@@ -115,14 +115,9 @@ pub(crate) struct CallSiteOut {
 
 impl Budgeted for Output {
     fn shrink(&mut self, keep: f64) -> bool {
-        if self.servers.is_empty() {
-            return false;
-        }
-        let keep = shrunk_len(self.servers.len(), keep);
-        self.omitted_servers += self.servers.len() - keep;
-        self.servers.truncate(keep);
-        self.truncated = true;
-        true
+        let shrunk = shrink_list(&mut self.servers, &mut self.omitted_servers, keep);
+        self.truncated |= shrunk;
+        shrunk
     }
 }
 
