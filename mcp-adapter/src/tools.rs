@@ -25,10 +25,11 @@ use rmcp::handler::server::tool::{
 use rmcp::model::{
     CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
 };
+use rmcp::schemars;
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{Peer, RequestContext};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -36,7 +37,7 @@ use crate::error::Error;
 use crate::host::HostSource;
 use crate::policy::{self, McpPolicy};
 use crate::server::AspServer;
-use crate::to_mcp;
+use crate::to_mcp::{self, Advisory, NotRun, Snapshot};
 
 /// The tools, in the order `tools/list` returns them (sorted by name).
 pub const TOOL_NAMES: [&str; 5] = [
@@ -88,6 +89,62 @@ pub(crate) trait AspTool: 'static {
     ) -> impl Future<Output = Result<Self::Output, Error>> + Send;
 }
 
+/// The arguments of a tool that takes none.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Args")]
+pub(crate) struct NoArgs {}
+
+/// What every tool's answer opens with: how to read it (advisory, untrusted text), what did not
+/// run, the snapshot and receipt it belongs to, and whether the output budget or the page cut it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Caveats {
+    #[serde(flatten)]
+    pub(crate) advisory: Advisory,
+    /// Everything that did not run or ran degraded, and why. Missing coverage is not a clean result.
+    pub(crate) degraded: Vec<NotRun>,
+    /// The snapshot the answer is valid for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) valid_as_of: Option<Snapshot>,
+    /// The host's receipt for this answer.
+    pub(crate) receipt_id: String,
+    /// Whether part of the answer was left out to fit the output budget or the page: the
+    /// `omitted…` count or `nextCursor` says what.
+    pub(crate) truncated: bool,
+}
+
+impl Caveats {
+    /// The caveats of an answer that is whole so far.
+    pub(crate) fn new(
+        degraded: Vec<NotRun>,
+        valid_as_of: Option<Snapshot>,
+        receipt_id: String,
+    ) -> Caveats {
+        Caveats {
+            advisory: Advisory::new(),
+            degraded,
+            valid_as_of,
+            receipt_id,
+            truncated: false,
+        }
+    }
+
+    /// Drops the tail of `list`, the list that makes the answer large, to about `keep` (0..1) of its
+    /// length, adding what was dropped to `omitted` and marking the answer truncated; false when
+    /// there is nothing left to drop.
+    pub(crate) fn cut<T>(&mut self, list: &mut Vec<T>, omitted: &mut usize, keep: f64) -> bool {
+        if list.is_empty() {
+            return false;
+        }
+        let kept = shrunk_len(list.len(), keep);
+        *omitted += list.len() - kept;
+        list.truncate(kept);
+        self.truncated = true;
+        true
+    }
+}
+
 /// An output that can give up list items to fit the byte budget.
 pub(crate) trait Budgeted {
     /// Keeps about `keep` (0..1) of the items of the list that makes the output large, marks the
@@ -96,18 +153,6 @@ pub(crate) trait Budgeted {
 }
 
 /// How many of `len` items to keep for a `keep` ratio: always at least one fewer.
-/// Drops the tail of `list` to about `keep` of its length, adding what was dropped to `omitted`;
-/// false when there is nothing left to drop.
-pub(crate) fn shrink_list<T>(list: &mut Vec<T>, omitted: &mut usize, keep: f64) -> bool {
-    if list.is_empty() {
-        return false;
-    }
-    let kept = shrunk_len(list.len(), keep);
-    *omitted += list.len() - kept;
-    list.truncate(kept);
-    true
-}
-
 pub(crate) fn shrunk_len(len: usize, keep: f64) -> usize {
     let target = (len as f64 * keep.clamp(0.0, 1.0) * 0.95).floor() as usize;
     target.min(len.saturating_sub(1))

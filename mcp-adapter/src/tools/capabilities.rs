@@ -2,25 +2,20 @@
 //! are available from which providers, the providers themselves, and coverage.
 
 use rmcp::schemars::{self, JsonSchema};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-use super::{AspTool, Budgeted, Call, shrink_list};
+use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
 use crate::error::Error;
-use crate::to_mcp::{self, Advisory, Capability, Coverage, NotRun, Server, Snapshot, id};
+use crate::to_mcp::{self, Capability, Coverage, Server, id};
 
 pub(crate) struct AspCapabilities;
-
-/// `asp_capabilities` takes no arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Args {}
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
     #[serde(flatten)]
-    pub(crate) advisory: Advisory,
+    pub(crate) caveats: Caveats,
     /// The capability families (`inspect`, `check`, `edit`), canonical names.
     pub(crate) capabilities: Vec<Capability>,
     /// The providers behind them.
@@ -29,13 +24,6 @@ pub(crate) struct Output {
     /// Legacy role flags (`sense`, `judge`, `act`) the host still reports, with canonical names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) legacy_roles: Vec<LegacyRole>,
-    /// Everything that did not run or ran degraded, and why.
-    pub(crate) degraded: Vec<NotRun>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) valid_as_of: Option<Snapshot>,
-    pub(crate) receipt_id: String,
-    /// Whether providers were left out to fit the output budget.
-    pub(crate) truncated: bool,
     #[serde(skip_serializing_if = "to_mcp::is_zero")]
     pub(crate) omitted_sources: usize,
 }
@@ -52,9 +40,8 @@ pub(crate) struct LegacyRole {
 
 impl Budgeted for Output {
     fn shrink(&mut self, keep: f64) -> bool {
-        let shrunk = shrink_list(&mut self.sources, &mut self.omitted_sources, keep);
-        self.truncated |= shrunk;
-        shrunk
+        self.caveats
+            .cut(&mut self.sources, &mut self.omitted_sources, keep)
     }
 }
 
@@ -64,22 +51,22 @@ impl AspTool for AspCapabilities {
     const DESCRIPTION: &'static str = "The inspect/check/edit capabilities the ASP host composes \
 from its providers (host/capabilities), with coverage and what is degraded. Read-only and \
 advisory: the result satisfies no gate.";
-    type Args = Args;
+    type Args = NoArgs;
     type Output = Output;
 
-    async fn run(call: Call, _args: Args) -> Result<Output, Error> {
+    async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.capabilities().await?.value;
         Ok(Output {
-            advisory: Advisory::new(),
+            caveats: Caveats::new(
+                to_mcp::not_run(&answer.not_run()),
+                to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
+                id(&answer.receipt.receipt_id),
+            ),
             capabilities: to_mcp::capability_families(&answer.capabilities),
             sources: answer.sources.iter().map(to_mcp::server).collect(),
             coverage: to_mcp::coverage(&answer.coverage),
             legacy_roles: legacy_roles(answer.legacy_roles.as_ref()),
-            degraded: to_mcp::not_run(&answer.not_run()),
-            valid_as_of: to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
-            receipt_id: id(&answer.receipt.receipt_id),
-            truncated: false,
             omitted_sources: 0,
         })
     }

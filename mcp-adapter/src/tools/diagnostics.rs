@@ -12,9 +12,9 @@ use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{AspTool, Budgeted, Call, shrunk_len};
+use super::{AspTool, Budgeted, Call, Caveats, shrunk_len};
 use crate::error::Error;
-use crate::to_mcp::{self, Advisory, Authority, Coverage, NotRun, Snapshot, id, text};
+use crate::to_mcp::{self, Authority, Coverage, id, text};
 use bridge_core::confine::confine;
 
 pub(crate) struct AspDiagnostics;
@@ -63,7 +63,7 @@ pub(crate) enum ComparisonArg {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
     #[serde(flatten)]
-    pub(crate) advisory: Advisory,
+    pub(crate) caveats: Caveats,
     /// Always `interactive`: these tools never use the `gate` call site.
     pub(crate) call_site: String,
     /// The host's decision on the changes (`allow`, `deny`, `indeterminate`), relayed as data:
@@ -84,19 +84,12 @@ pub(crate) struct Output {
     /// Index of this page's first finding in the whole answer.
     pub(crate) offset: usize,
     pub(crate) coverage: Coverage,
-    /// Everything that did not run or ran degraded, and why.
-    pub(crate) degraded: Vec<NotRun>,
     pub(crate) assurance: AssuranceOut,
     pub(crate) authority_evidence: Vec<Authority>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) policy_digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) changeset_digest: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) valid_as_of: Option<Snapshot>,
-    pub(crate) receipt_id: String,
-    /// Whether findings follow this page (by `limit` or by the output budget).
-    pub(crate) truncated: bool,
     /// Pass as `cursor` to get the next page of the same answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) next_cursor: Option<String>,
@@ -175,7 +168,7 @@ impl Budgeted for Output {
         }
         let keep = shrunk_len(self.findings.len(), keep).max(1);
         self.findings.truncate(keep);
-        self.truncated = true;
+        self.caveats.truncated = true;
         self.next_cursor = Some(cursor(self.page_key, self.offset + keep));
         true
     }
@@ -280,7 +273,11 @@ pub(crate) fn answer(
     let not_run = decision.not_run();
     let incomplete = decision.is_incomplete();
     Output {
-        advisory: Advisory::new(),
+        caveats: Caveats::new(
+            to_mcp::not_run(&not_run),
+            to_mcp::snapshot(&decision.valid_as_of),
+            id(&decision.receipt.receipt_id),
+        ),
         call_site: "interactive".to_owned(),
         decision: id(decision.decision.as_str()),
         incomplete,
@@ -295,7 +292,6 @@ pub(crate) fn answer(
         findings,
         offset: 0,
         coverage: to_mcp::coverage(&decision.coverage),
-        degraded: to_mcp::not_run(&not_run),
         assurance: AssuranceOut {
             mode: id(&decision.assurance.mode),
             transaction_guarantee: id(&decision.assurance.transaction_guarantee),
@@ -309,9 +305,6 @@ pub(crate) fn answer(
             .collect(),
         policy_digest: decision.policy_digest.as_deref().map(id),
         changeset_digest: decision.changeset_digest.as_deref().map(id),
-        valid_as_of: to_mcp::snapshot(&decision.valid_as_of),
-        receipt_id: id(&decision.receipt.receipt_id),
-        truncated: false,
         next_cursor: None,
         page_key: key,
     }
@@ -406,7 +399,7 @@ pub(crate) fn page(answer: &Output, offset: usize, limit: usize) -> Result<Outpu
     };
     out.findings = answer.findings[offset..end].to_vec();
     out.offset = offset;
-    out.truncated = end < total;
+    out.caveats.truncated = end < total;
     out.next_cursor = (end < total).then(|| cursor(answer.page_key, end));
     Ok(out)
 }
@@ -483,13 +476,17 @@ mod tests {
         let pages = Pages::default();
         let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key));
         let first = page(&answer, 0, 2).unwrap();
-        assert_eq!((first.findings.len(), first.truncated), (2, true));
+        assert_eq!((first.findings.len(), first.caveats.truncated), (2, true));
         let (key, offset) = parse_cursor(first.next_cursor.as_deref().unwrap()).unwrap();
         assert_eq!(offset, 2);
         let again = pages.get(key).unwrap();
         let last = page(&again, 4, 2).unwrap();
         assert_eq!(
-            (last.findings.len(), last.truncated, last.next_cursor),
+            (
+                last.findings.len(),
+                last.caveats.truncated,
+                last.next_cursor
+            ),
             (1, false, None)
         );
     }
@@ -553,6 +550,6 @@ mod tests {
         let out = answer(&decision, Comparison::All, 2, 1);
         assert!(out.incomplete);
         assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);
-        assert!(!out.degraded.is_empty());
+        assert!(!out.caveats.degraded.is_empty());
     }
 }

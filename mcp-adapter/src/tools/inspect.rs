@@ -11,9 +11,9 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{AspTool, Budgeted, Call};
+use super::{AspTool, Budgeted, Call, Caveats};
 use crate::error::Error;
-use crate::to_mcp::{self, Advisory, Coverage, NotRun, Snapshot, id};
+use crate::to_mcp::{self, Coverage, id};
 use bridge_core::confine::confine;
 
 pub(crate) struct AspInspect;
@@ -54,20 +54,13 @@ pub(crate) struct Args {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
     #[serde(flatten)]
-    pub(crate) advisory: Advisory,
+    pub(crate) caveats: Caveats,
     /// Always `interactive`.
     pub(crate) call_site: String,
     /// The host's answer (`data.results[]` per provider), its text made safe, cut to the budget.
     pub(crate) data: JsonObject,
+    /// Missing inspect coverage (see `degraded`) is not an empty result.
     pub(crate) coverage: Coverage,
-    /// Everything that did not run or ran degraded, and why. Missing inspect coverage is not an
-    /// empty result.
-    pub(crate) degraded: Vec<NotRun>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) valid_as_of: Option<Snapshot>,
-    pub(crate) receipt_id: String,
-    /// Whether part of `data` was left out to fit the output budget; narrow the request to see it.
-    pub(crate) truncated: bool,
     /// How many list entries or members of `data` were left out (at least).
     #[serde(skip_serializing_if = "to_mcp::is_zero")]
     pub(crate) omitted_items: usize,
@@ -83,7 +76,7 @@ impl Budgeted for Output {
         let allowance = (size as f64 * keep.clamp(0.0, 1.0) * 0.9) as usize;
         let (fitted, _) = to_mcp::relay::fit(&data, allowance, &mut self.omitted_items);
         self.data = object(fitted);
-        self.truncated = true;
+        self.caveats.truncated = true;
         true
     }
 }
@@ -127,15 +120,17 @@ pub(crate) fn output(inspection: &Inspection, budget: usize) -> Output {
     let (data, _) = to_mcp::relay::fit(&inspection.data, budget, &mut omitted);
     let mut degraded = inspection.coverage.degraded.clone();
     degraded.extend(inspection.receipt.failures.iter().cloned());
+    let mut caveats = Caveats::new(
+        to_mcp::degradations(&dedup(degraded)),
+        to_mcp::snapshot(&inspection.valid_as_of),
+        id(&inspection.receipt.receipt_id),
+    );
+    caveats.truncated = omitted > 0;
     Output {
-        advisory: Advisory::new(),
+        caveats,
         call_site: "interactive".to_owned(),
         data: object(data),
         coverage: to_mcp::coverage(&inspection.coverage),
-        degraded: to_mcp::degradations(&dedup(degraded)),
-        valid_as_of: to_mcp::snapshot(&inspection.valid_as_of),
-        receipt_id: id(&inspection.receipt.receipt_id),
-        truncated: omitted > 0,
         omitted_items: omitted,
     }
 }

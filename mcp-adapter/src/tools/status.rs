@@ -3,25 +3,20 @@
 
 use bridge_core::model;
 use rmcp::schemars::{self, JsonSchema};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::{AspTool, Budgeted, Call, shrink_list};
+use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
 use crate::error::Error;
 use crate::policy::{EFFECTIVE_MODE, POLICY_FILE};
-use crate::to_mcp::{self, Advisory, Capability, NotRun, Server, Snapshot, id, ids, text};
+use crate::to_mcp::{self, Capability, NotRun, Server, Snapshot, id, ids, text};
 
 pub(crate) struct AspStatus;
-
-/// `asp_status` takes no arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Args {}
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
     #[serde(flatten)]
-    pub(crate) advisory: Advisory,
+    pub(crate) caveats: Caveats,
     /// The host's own state: `ready` means nothing is degraded.
     pub(crate) host: HostOut,
     pub(crate) workspace: WorkspaceOut,
@@ -37,15 +32,6 @@ pub(crate) struct Output {
     pub(crate) capabilities: Vec<Capability>,
     /// Assurance modes the host can achieve.
     pub(crate) assurance_capabilities: Vec<String>,
-    /// Everything that did not run or ran degraded, and why; empty only when nothing is degraded.
-    pub(crate) degraded: Vec<NotRun>,
-    /// The snapshot the status is valid for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) valid_as_of: Option<Snapshot>,
-    /// The host's receipt for this answer.
-    pub(crate) receipt_id: String,
-    /// Whether providers were left out to fit the output budget.
-    pub(crate) truncated: bool,
     /// How many providers were left out.
     #[serde(skip_serializing_if = "to_mcp::is_zero")]
     pub(crate) omitted_servers: usize,
@@ -115,9 +101,8 @@ pub(crate) struct CallSiteOut {
 
 impl Budgeted for Output {
     fn shrink(&mut self, keep: f64) -> bool {
-        let shrunk = shrink_list(&mut self.servers, &mut self.omitted_servers, keep);
-        self.truncated |= shrunk;
-        shrunk
+        self.caveats
+            .cut(&mut self.servers, &mut self.omitted_servers, keep)
     }
 }
 
@@ -127,10 +112,10 @@ impl AspTool for AspStatus {
     const DESCRIPTION: &'static str = "Status of the ASP host that owns code-check decisions for \
 this workspace (host/status): host state, policy, providers, what each call site requires, and \
 degraded coverage with reasons. Read-only and advisory: the result satisfies no gate.";
-    type Args = Args;
+    type Args = NoArgs;
     type Output = Output;
 
-    async fn run(call: Call, _args: Args) -> Result<Output, Error> {
+    async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let status = client.status().await?.value;
         Ok(output(&status, call.policy.configured_mode.clone()))
@@ -164,7 +149,11 @@ pub(crate) fn output(status: &model::Status, configured_mode: Option<String>) ->
         .or_else(|| to_mcp::snapshot_value(status.receipt.raw.get("validAsOf")))
         .or_else(|| to_mcp::snapshot_value(Some(&workspace.baseline)));
     Output {
-        advisory: Advisory::new(),
+        caveats: Caveats::new(
+            to_mcp::not_run(&status.not_run()),
+            valid_as_of,
+            id(&status.receipt.receipt_id),
+        ),
         host: HostOut {
             name: id(&host.name),
             version: id(&host.version),
@@ -192,10 +181,6 @@ pub(crate) fn output(status: &model::Status, configured_mode: Option<String>) ->
         call_sites,
         capabilities: to_mcp::capability_families(&status.capabilities),
         assurance_capabilities: ids(&status.assurance_capabilities),
-        degraded: to_mcp::not_run(&status.not_run()),
-        valid_as_of,
-        receipt_id: id(&status.receipt.receipt_id),
-        truncated: false,
         omitted_servers: 0,
     }
 }
