@@ -3,7 +3,9 @@
 //! Layers, bottom up, each knowing nothing of the ones above it: [`framing`] (NDJSON frames),
 //! [`jsonrpc`] (envelopes), [`host`] (the client, the host process, supervision), [`proto`] (the outer
 //! seam on the wire), [`model`] (what front ends show), [`changeset`] (working tree → ChangeSet),
-//! [`confine`] (client paths kept inside the workspace), [`text`] (untrusted host text made safe).
+//! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
+//! every front end uses), [`confine`] (client paths kept inside the workspace), [`text`] (untrusted
+//! host text made safe).
 //! The public API can call only advisory call sites and never `host/applyProposal` or
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
 
@@ -15,10 +17,14 @@ pub mod host;
 pub mod jsonrpc;
 pub mod model;
 pub mod proto;
+pub mod source;
 pub mod text;
+pub mod worktree;
 
 pub use error::{Error, ExitStatus, FailClass, Result};
 pub use host::process::{DEFAULT_HOST_COMMAND, HostCommand, HostConfig, HostProcess};
 pub use host::{
     CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor,
 };
+pub use source::HostSource;
+pub use worktree::Worktree;

@@ -11,8 +11,10 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bridge_core::HostSource;
+use bridge_core::source::BoxFuture;
 use bridge_core::{ClientConfig, ExitStatus, HostClient};
-use lsp_adapter::{BoxFuture, HostSource, Options};
+use lsp_adapter::Options;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};

@@ -2,14 +2,14 @@
 //! `host/evaluateChangeset` at the interactive call site. Host `$/progress` is relayed as work-done
 //! progress when the client shows it; the final answer alone is used (progress is a preview).
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bridge_core::model::Decision;
-use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use bridge_core::proto::AdvisoryCallSite;
 use bridge_core::text::untrusted;
-use bridge_core::{CallOptions, FailClass, changeset};
+use bridge_core::worktree::{Evaluate, Scope};
+use bridge_core::{CallOptions, FailClass, HostSource, Worktree};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
@@ -18,8 +18,6 @@ use tower_lsp_server::ls_types::{
     NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress, WorkDoneProgressBegin,
     WorkDoneProgressEnd, WorkDoneProgressReport,
 };
-
-use crate::host::HostSource;
 
 /// How long the client gets to create a progress token before progress is given up on.
 const CREATE_PROGRESS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -59,32 +57,18 @@ impl From<&crate::Error> for Failure {
 /// Asks the host for its decision on the file `path` (repo-relative) as it is on disk.
 pub(crate) async fn evaluate(
     host: &dyn HostSource,
-    root: &Path,
+    worktree: &Worktree,
     path: &str,
     timeout: Option<Duration>,
     progress: Option<mpsc::UnboundedSender<Value>>,
 ) -> bridge_core::Result<Decision> {
     let client = host.client().await?;
-    let baseline = client.status().await?.value.workspace.baseline;
-    let repo = root.to_path_buf();
-    let paths = vec![path.to_owned()];
-    let changeset = tokio::task::spawn_blocking(move || {
-        changeset::from_working_tree(&repo, &baseline, Some(&paths))
-    })
-    .await
-    .map_err(|e| {
-        bridge_core::Error::Unavailable(format!("building the changeset failed: {e}"))
-    })??;
+    let request = Evaluate {
+        scope: Scope::Paths(vec![path.to_owned()]),
+        ..Evaluate::at(AdvisoryCallSite::Interactive)
+    };
     let options = CallOptions { timeout, progress };
-    let reply = client
-        .evaluate_changeset(
-            AdvisoryCallSite::Interactive,
-            changeset,
-            Some(Comparison::All),
-            options,
-        )
-        .await?;
-    Ok(reply.value)
+    Ok(worktree.evaluate(&client, request, options).await?.decision)
 }
 
 /// A sender for the host's `$/progress` values of one evaluation. The first value creates a

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use tower::Service;
 use tower_lsp_server::jsonrpc::{Error, Request, Response};
 
-use crate::host::BoxFuture;
+use bridge_core::source::BoxFuture;
 
 /// Wraps a `Service<Request>` (the `LspService`) so that panics become internal errors.
 #[derive(Debug)]

@@ -23,7 +23,7 @@ mod session;
 mod to_lsp;
 
 pub use error::Error;
-pub use host::{BoxFuture, HostFactory, HostSource, supervised};
+pub use host::{HostFactory, supervised};
 pub use server::{Options, Outcome, serve};
 
 // Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): entry points into the private

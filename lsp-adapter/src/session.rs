@@ -7,12 +7,12 @@
 //! hidden: a notice at the top of the document, and one `window/showMessage` per outage.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use bridge_core::model::Decision;
+use bridge_core::{HostSource, Worktree};
 use tokio::task::{AbortHandle, JoinHandle};
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{
@@ -28,7 +28,7 @@ use tower_lsp_server::ls_types::{
 use crate::documents::{Doc, Documents, Job};
 use crate::evaluate::{self, Failure};
 use crate::from_lsp::{self, Negotiated};
-use crate::host::{HostFactory, HostSource};
+use crate::host::HostFactory;
 use crate::outbox::{Outbox, Queue};
 use crate::scheduler::Worker;
 use crate::to_lsp::{self, Render};
@@ -46,7 +46,7 @@ pub(crate) struct Settings {
 
 /// What `initialize` settled: the workspace, the host, the client's capabilities.
 struct Setup {
-    root: Option<PathBuf>,
+    worktree: Option<Worktree>,
     host: Result<Arc<dyn HostSource>, Failure>,
     caps: Negotiated,
 }
@@ -137,7 +137,7 @@ impl Session {
             tracing::error!(message = %failure.message, "no host for this workspace");
         }
         let setup = Setup {
-            root: root.ok(),
+            worktree: root.ok().map(Worktree::new),
             host,
             caps,
         };
@@ -225,7 +225,11 @@ impl Session {
 
     pub(crate) fn open(self: &Arc<Self>, params: DidOpenTextDocumentParams) {
         let document = params.text_document;
-        let Some(root) = self.setup.get().and_then(|s| s.root.as_deref()) else {
+        let Some(root) = self
+            .setup
+            .get()
+            .and_then(|s| s.worktree.as_ref().map(Worktree::root))
+        else {
             return;
         };
         let path = match from_lsp::confine(root, &document.uri) {
@@ -305,14 +309,20 @@ impl Session {
         let Some(job) = lock(&self.state).docs.get(uri).and_then(|d| d.job(seq)) else {
             return;
         };
-        let outcome = match (&setup.host, &setup.root) {
-            (Ok(host), Some(root)) => {
+        let outcome = match (&setup.host, &setup.worktree) {
+            (Ok(host), Some(worktree)) => {
                 let progress = setup.caps.progress.then(|| {
                     evaluate::relay_progress(self.client.clone(), format!("ASP check {}", job.path))
                 });
-                evaluate::evaluate(&**host, root, &job.path, self.settings.timeout, progress)
-                    .await
-                    .map_err(|e| Failure::from(&e))
+                evaluate::evaluate(
+                    &**host,
+                    worktree,
+                    &job.path,
+                    self.settings.timeout,
+                    progress,
+                )
+                .await
+                .map_err(|e| Failure::from(&e))
             }
             (Err(failure), _) => Err(failure.clone()),
             (Ok(_), None) => Err(Failure::from(&crate::Error::NoWorkspace)),

@@ -8,18 +8,16 @@
 //!
 //! Layout: [`server`] (the `ServerHandler`, thin), `tools` (one file per tool and the runner they
 //! share), `to_mcp` (host answers and errors as MCP results), `policy`
-//! (`.asp/asp.json`), `host` (where the host comes from: the supervisor, or anything else that yields a
-//! [`bridge_core::HostClient`]).
+//! (`.asp/asp.json`). The host comes from a [`bridge_core::HostSource`]: the supervisor, or anything
+//! else that yields a [`bridge_core::HostClient`].
 
 mod error;
-mod host;
 mod policy;
 mod server;
 mod to_mcp;
 mod tools;
 
 pub use error::Error;
-pub use host::{HostFuture, HostSource};
 pub use server::{EXTENSION_ID, serve, serve_stdio};
 pub use tools::{DEFAULT_BUDGET_BYTES, TOOL_NAMES};
 

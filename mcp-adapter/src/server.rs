@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use bridge_core::HostSource;
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
@@ -21,7 +22,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::json;
 
 use crate::error::Error;
-use crate::host::HostSource;
 use crate::tools::{self, State, TOOL_NAMES};
 
 /// The key of the ASP entry in `capabilities.experimental` and `capabilities.extensions`.

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::{CallOptions, HostClient};
+use bridge_core::{CallOptions, HostClient, HostSource, Worktree};
 use rmcp::RoleServer;
 use rmcp::handler::server::tool::{
     ToolCallContext, ToolRoute, ToolRouter, schema_for_input, schema_for_output,
@@ -34,7 +34,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::error::Error;
-use crate::host::HostSource;
 use crate::policy::{self, McpPolicy};
 use crate::server::AspServer;
 use crate::to_mcp::{self, Advisory, NotRun, Snapshot};
@@ -60,6 +59,8 @@ pub(crate) struct State {
     pub(crate) host: Arc<dyn HostSource>,
     /// The canonical workspace root.
     pub(crate) repo: PathBuf,
+    /// The working tree `asp_diagnostics` evaluates (rooted at `repo`).
+    pub(crate) worktree: Worktree,
     pub(crate) budget: usize,
     pub(crate) pages: diagnostics::Pages,
 }
@@ -68,6 +69,7 @@ impl State {
     pub(crate) fn new(host: Arc<dyn HostSource>, repo: PathBuf, budget: usize) -> State {
         State {
             host,
+            worktree: Worktree::new(repo.clone()),
             repo,
             budget,
             pages: diagnostics::Pages::default(),

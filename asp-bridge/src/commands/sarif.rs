@@ -12,7 +12,8 @@ use std::time::SystemTime;
 use anyhow::Context as _;
 use bridge_core::model::Decision;
 use bridge_core::proto::{AdvisoryCallSite, Comparison};
-use bridge_core::{CallOptions, HostProcess, changeset};
+use bridge_core::worktree::Evaluate;
+use bridge_core::{CallOptions, HostProcess, Worktree};
 use sarif_export::{HostIdentity, Options};
 
 use crate::flags::{ComparisonArg, SarifArgs};
@@ -73,8 +74,8 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
     ))
 }
 
-/// Asks the host: status (for the baseline), the working tree's changeset, then one evaluation at
-/// the `sweep` call site; the host is shut down whatever the outcome.
+/// Asks the host: status (the handshake, for the baseline), then one evaluation of the working tree
+/// at the `sweep` call site; the host is shut down whatever the outcome.
 async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
     let mut config = crate::host_config(&args.host, &repo)?;
@@ -85,15 +86,16 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
         ComparisonArg::All => Comparison::All,
         ComparisonArg::Introduced => Comparison::Introduced,
     };
-    let outcome = evaluate(
-        &process,
-        &repo,
-        &status.value.workspace.baseline,
+    let request = Evaluate {
         comparison,
-    )
-    .await;
+        baseline: Some(status.value.workspace.baseline.clone()),
+        ..Evaluate::at(AdvisoryCallSite::Sweep)
+    };
+    let outcome = Worktree::new(repo.clone())
+        .evaluate(process.client(), request, CallOptions::default())
+        .await;
     process.shutdown().await;
-    let decision = outcome?;
+    let decision = outcome?.decision;
     let host = &status.value.host;
     let options = Options {
         repo: Some(repo),
@@ -106,30 +108,6 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
         ..Options::default()
     };
     Ok((decision, options))
-}
-
-async fn evaluate(
-    process: &HostProcess,
-    repo: &Path,
-    baseline: &serde_json::Value,
-    comparison: Comparison,
-) -> anyhow::Result<Decision> {
-    let root = repo.to_path_buf();
-    let baseline = baseline.clone();
-    let changes =
-        tokio::task::spawn_blocking(move || changeset::from_working_tree(&root, &baseline, None))
-            .await
-            .context("building the changeset stopped")??;
-    let reply = process
-        .client()
-        .evaluate_changeset(
-            AdvisoryCallSite::Sweep,
-            changes,
-            Some(comparison),
-            CallOptions::default(),
-        )
-        .await?;
-    Ok(reply.value)
 }
 
 /// Where the log goes: a file (written whole, once the log is complete) or stdout.

@@ -6,8 +6,10 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use bridge_core::HostSource;
+use bridge_core::source::BoxFuture;
 use bridge_core::{ClientConfig, ExitStatus, HostClient};
-use lsp_adapter::{BoxFuture, HostFactory, HostSource};
+use lsp_adapter::HostFactory;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot, watch};

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use bridge_core::model::{self, DecisionKind, Severity};
 use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use bridge_core::worktree::{Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
@@ -210,29 +211,24 @@ Findings are paginated: pass nextCursor as cursor for more.";
             ComparisonArg::Introduced => Comparison::Introduced,
         };
         let client = call.client().await?;
-        let baseline = client.status().await?.value.workspace.baseline;
-        let repo = call.state.repo.clone();
-        let changeset = tokio::task::spawn_blocking(move || {
-            bridge_core::changeset::from_working_tree(&repo, &baseline, paths.as_deref())
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("the changeset worker failed: {e}")))??;
-        let changed_files = changeset.changes.len();
-        let decision = call
+        let request = Evaluate {
+            comparison,
+            scope: paths.map_or(Scope::Changes, Scope::Paths),
+            ..Evaluate::at(AdvisoryCallSite::Interactive)
+        };
+        let evaluation = call
             .with_progress(None, |options| {
-                client.evaluate_changeset(
-                    AdvisoryCallSite::Interactive,
-                    changeset,
-                    Some(comparison),
-                    options,
-                )
+                call.state.worktree.evaluate(&client, request, options)
             })
-            .await?
-            .value;
-        let answer = call
-            .state
-            .pages
-            .keep(|key| answer(&decision, comparison, changed_files, key));
+            .await?;
+        let answer = call.state.pages.keep(|key| {
+            answer(
+                &evaluation.decision,
+                comparison,
+                evaluation.changed_files,
+                key,
+            )
+        });
         page(&answer, 0, limit)
     }
 }

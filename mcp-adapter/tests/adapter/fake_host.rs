@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bridge_core::HostSource;
 use bridge_core::host::ExitProbe;
+use bridge_core::source::BoxFuture;
 use bridge_core::{ClientConfig, ExitStatus, HostClient};
-use mcp_adapter::{HostFuture, HostSource};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::Notify;
@@ -109,7 +110,7 @@ impl FakeHost {
 }
 
 impl HostSource for FakeHost {
-    fn client(&self) -> HostFuture<'_, bridge_core::Result<HostClient>> {
+    fn client(&self) -> BoxFuture<'_, bridge_core::Result<HostClient>> {
         Box::pin(async move {
             if self.script.down {
                 return Err(bridge_core::Error::Unavailable(
@@ -132,7 +133,7 @@ impl HostSource for FakeHost {
         })
     }
 
-    fn shutdown(&self) -> HostFuture<'_, ()> {
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.shutdowns.fetch_add(1, Ordering::SeqCst);
             if let Some((client, _)) = self.connection.lock().unwrap().take() {
