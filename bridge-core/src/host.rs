@@ -28,7 +28,6 @@ pub use supervisor::{RestartPolicy, Supervisor};
 use crate::error::{Error, ExitStatus, FailClass, Result};
 use crate::framing::{FrameReader, FrameStats, FrameWriter};
 use crate::jsonrpc::{ErrorObject, Id, Incoming, Message, OutgoingNotification, OutgoingRequest};
-use crate::model;
 use crate::proto::{
     self, AdvisoryCallSite, ChangeSet, Comparison, EvaluateParams, QueryInspectParams,
 };
@@ -205,19 +204,19 @@ impl HostClient {
 
     pub fn status(
         &self,
-    ) -> impl Future<Output = Result<Reply<model::Status>>> + Send + 'static + use<> {
+    ) -> impl Future<Output = Result<Reply<proto::Status>>> + Send + 'static + use<> {
         self.call(proto::STATUS, Some(&EMPTY), CallOptions::default())
     }
 
     pub fn capabilities(
         &self,
-    ) -> impl Future<Output = Result<Reply<model::Capabilities>>> + Send + 'static + use<> {
+    ) -> impl Future<Output = Result<Reply<proto::Capabilities>>> + Send + 'static + use<> {
         self.call(proto::CAPABILITIES, Some(&EMPTY), CallOptions::default())
     }
 
     pub fn authority_status(
         &self,
-    ) -> impl Future<Output = Result<Reply<model::AuthorityStatus>>> + Send + 'static + use<> {
+    ) -> impl Future<Output = Result<Reply<proto::AuthorityStatus>>> + Send + 'static + use<> {
         self.call(
             proto::AUTHORITY_STATUS,
             Some(&EMPTY),
@@ -231,7 +230,7 @@ impl HostClient {
         request: Value,
         timeout_ms: Option<u64>,
         options: CallOptions,
-    ) -> impl Future<Output = Result<Reply<model::Inspection>>> + Send + 'static + use<> {
+    ) -> impl Future<Output = Result<Reply<proto::Inspection>>> + Send + 'static + use<> {
         let params = QueryInspectParams {
             call_site: AdvisoryCallSite::Interactive,
             request,
@@ -248,7 +247,7 @@ impl HostClient {
         changeset: ChangeSet,
         comparison: Option<Comparison>,
         options: CallOptions,
-    ) -> impl Future<Output = Result<Reply<model::Decision>>> + Send + 'static + use<> {
+    ) -> impl Future<Output = Result<Reply<proto::Decision>>> + Send + 'static + use<> {
         let params = EvaluateParams {
             call_site,
             changeset,

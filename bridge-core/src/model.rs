@@ -1,16 +1,14 @@
-//! What the front ends show: the host's answers as lenient domain types, with the views derived from
-//! them in one place (what did not run, canonical capability names, the status summary).
+//! The views every front end needs of the host's answers, derived in one place: what did not run
+//! ([`NotRun`], merged from coverage and receipt failures), whether a decision is incomplete (never to
+//! be shown as clean), the status summary, canonical capability names.
 //!
-//! The answer types are the `proto` structs themselves (they are already lenient and carry no wire
-//! concerns the front ends must know); this module adds what every front end would otherwise
-//! compute on its own.
+//! The answer types themselves are the lenient [`crate::proto`] structs, under their one name
+//! (`proto::Decision`, `proto::Status`…); this module only adds what front ends would otherwise
+//! compute on their own.
 
-pub use crate::proto::{
-    Assurance, AuthorityEvidence, AuthorityStatusResult as AuthorityStatus, CallSite,
-    CapabilitiesResult as Capabilities, CapabilityStatus, Coverage, DecisionKind,
-    DecisionResult as Decision, Degradation, Diagnostic, Disposition, Finding, GateStatus,
-    HostState, Location, Open, Position, QueryInspectResult as Inspection, Range, Receipt,
-    ServerStatus, Severity, Snapshot, StatusResult as Status,
+use crate::proto::{
+    AuthorityStatus, Capabilities, CapabilityStatus, Decision, DecisionKind, Degradation,
+    GateStatus, HostState, Status,
 };
 
 /// The canonical name of a capability or role, mapping the legacy `sense`, `judge`, `act`.
@@ -156,6 +154,7 @@ impl AuthorityStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::Inspection;
 
     fn fixture<T: serde::de::DeserializeOwned>(path: &str) -> T {
         let text = std::fs::read_to_string(format!(

@@ -370,7 +370,7 @@ pub struct CapabilityCoverage {
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StatusResult {
+pub struct Status {
     pub host: HostInfo,
     #[serde(default)]
     pub workspace: WorkspaceInfo,
@@ -392,7 +392,7 @@ pub struct StatusResult {
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CapabilitiesResult {
+pub struct Capabilities {
     #[serde(default)]
     pub capabilities: CapabilityCoverage,
     #[serde(default)]
@@ -407,7 +407,7 @@ pub struct CapabilitiesResult {
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AuthorityStatusResult {
+pub struct AuthorityStatus {
     #[serde(default)]
     pub policy_activation: String,
     #[serde(default)]
@@ -431,7 +431,7 @@ pub struct QueryInspectParams {
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryInspectResult {
+pub struct Inspection {
     #[serde(default)]
     pub data: Value,
     #[serde(default)]
@@ -556,7 +556,7 @@ pub struct Finding {
 /// The host's decision envelope (`verdict.schema.json`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DecisionResult {
+pub struct Decision {
     #[serde(default)]
     pub pass: Option<bool>,
     pub decision: Open<DecisionKind>,

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::changeset;
 use crate::error::{Error, Result};
 use crate::host::{CallOptions, HostClient};
-use crate::proto::{AdvisoryCallSite, Comparison, DecisionResult};
+use crate::proto::{AdvisoryCallSite, Comparison, Decision};
 
 /// A workspace whose working tree is evaluated: its canonical root.
 #[derive(Clone, Debug)]
@@ -61,7 +61,7 @@ pub enum Base {
 /// The host's decision on the working tree, with what was sent.
 #[derive(Clone, Debug)]
 pub struct Evaluation {
-    pub decision: DecisionResult,
+    pub decision: Decision,
     /// How many files the changeset held.
     pub changed_files: usize,
 }

@@ -8,7 +8,7 @@
 #![no_main]
 
 use asp_bridge_fuzz::{answer, lines, split};
-use bridge_core::model::Decision;
+use bridge_core::proto::Decision;
 use bridge_core::text::is_hidden;
 use libfuzzer_sys::fuzz_target;
 use lsp_adapter::fuzzing::decision_to_diagnostics;

@@ -7,7 +7,7 @@
 #![no_main]
 
 use asp_bridge_fuzz::{answer, split};
-use bridge_core::model::{Decision, Inspection, Status};
+use bridge_core::proto::{Decision, Inspection, Status};
 use bridge_core::text::is_hidden;
 use libfuzzer_sys::fuzz_target;
 use mcp_adapter::fuzzing;

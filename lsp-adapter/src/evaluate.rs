@@ -5,8 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use bridge_core::model::Decision;
-use bridge_core::proto::AdvisoryCallSite;
+use bridge_core::proto::{AdvisoryCallSite, Decision};
 use bridge_core::text::untrusted;
 use bridge_core::worktree::{Evaluate, Scope};
 use bridge_core::{CallOptions, FailClass, HostSource, Worktree};

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use bridge_core::model::Decision;
+use bridge_core::proto::Decision;
 use bridge_core::{HostSource, Worktree};
 use tokio::task::{AbortHandle, JoinHandle};
 use tower_lsp_server::Client;

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::str::FromStr;
 
-use bridge_core::model::{Decision, Finding, Open, Severity};
+use bridge_core::proto::{Decision, Finding, Open, Severity};
 use bridge_core::text::untrusted;
 use serde_json::{Map, Value, json};
 use tower_lsp_server::ls_types::{
@@ -64,7 +64,7 @@ fn range(finding: &Finding, render: Render<'_>) -> Range {
     let Some(range) = &finding.diagnostic.location.range else {
         return Range::default();
     };
-    let at = |p: &bridge_core::model::Position| {
+    let at = |p: &bridge_core::proto::Position| {
         Position::new(
             p.line,
             render
@@ -357,8 +357,8 @@ mod tests {
             .range
             .as_mut()
             .unwrap();
-        range.start = bridge_core::model::Position { line: 0, char: 5 };
-        range.end = bridge_core::model::Position { line: 0, char: 8 };
+        range.start = bridge_core::proto::Position { line: 0, char: 5 };
+        range.end = bridge_core::proto::Position { line: 0, char: 8 };
         let text = Text::new("😀漢字 key = 1\n".into());
         let d = &findings(&decision, render(&text, Encoding::Utf8))[0];
         assert_eq!(

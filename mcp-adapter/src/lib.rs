@@ -26,8 +26,7 @@ pub use tools::{DEFAULT_BUDGET_BYTES, TOOL_NAMES};
 // callers.
 #[doc(hidden)]
 pub mod fuzzing {
-    use bridge_core::model::{Decision, Inspection, Status};
-    use bridge_core::proto::Comparison;
+    use bridge_core::proto::{Comparison, Decision, Inspection, Status};
     use serde_json::Value;
 
     use crate::Error;

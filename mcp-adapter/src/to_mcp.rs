@@ -7,6 +7,7 @@
 
 use bridge_core::FailClass;
 use bridge_core::model::{self, canonical_capability};
+use bridge_core::proto;
 use rmcp::model::CallToolResult;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -107,7 +108,7 @@ pub(crate) fn not_run(list: &[model::NotRun]) -> Vec<NotRun> {
 }
 
 /// Degradation entries of one list, as shown.
-pub(crate) fn degradations(list: &[model::Degradation]) -> Vec<NotRun> {
+pub(crate) fn degradations(list: &[proto::Degradation]) -> Vec<NotRun> {
     let merged: Vec<model::NotRun> = list.iter().map(model::NotRun::from).collect();
     not_run(&merged)
 }
@@ -137,7 +138,7 @@ pub(crate) fn is_zero(n: &usize) -> bool {
 }
 
 /// A host snapshot as shown; `None` when the host gave none.
-pub(crate) fn snapshot(value: &model::Snapshot) -> Option<Snapshot> {
+pub(crate) fn snapshot(value: &proto::Snapshot) -> Option<Snapshot> {
     if value.rev.is_empty() && value.blobs.is_empty() {
         return None;
     }
@@ -153,7 +154,7 @@ pub(crate) fn snapshot(value: &model::Snapshot) -> Option<Snapshot> {
 /// A snapshot from a raw JSON value (a baseline, a receipt's `validAsOf`), when it reads as one.
 pub(crate) fn snapshot_value(value: Option<&Value>) -> Option<Snapshot> {
     let value = value.filter(|v| v.is_object())?;
-    serde_json::from_value::<model::Snapshot>(value.clone())
+    serde_json::from_value::<proto::Snapshot>(value.clone())
         .ok()
         .as_ref()
         .and_then(snapshot)
@@ -178,7 +179,7 @@ pub(crate) struct Authority {
     pub(crate) policy_digest: Option<String>,
 }
 
-pub(crate) fn authority(evidence: &model::AuthorityEvidence) -> Authority {
+pub(crate) fn authority(evidence: &proto::AuthorityEvidence) -> Authority {
     Authority {
         identity: id(&evidence.identity),
         integrity: id(&evidence.integrity),
@@ -225,7 +226,7 @@ pub(crate) struct Server {
     pub(crate) detail: Option<String>,
 }
 
-pub(crate) fn server(status: &model::ServerStatus) -> Server {
+pub(crate) fn server(status: &proto::ServerStatus) -> Server {
     Server {
         id: id(&status.id),
         state: id(&status.state),
@@ -306,7 +307,7 @@ pub(crate) struct Coverage {
     pub(crate) ran: Vec<String>,
 }
 
-pub(crate) fn coverage(coverage: &model::Coverage) -> Coverage {
+pub(crate) fn coverage(coverage: &proto::Coverage) -> Coverage {
     let required = if coverage.required.is_empty() {
         // `enrolled` is the transitional alias of `required`.
         &coverage.enrolled

@@ -25,7 +25,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use bridge_core::model::Decision;
+use bridge_core::proto::Decision;
 use serde_sarif::sarif::Sarif;
 
 pub use error::{Error, Result};

@@ -5,7 +5,7 @@
 //! the host would have been reported live. Nothing in the file can make this panic.
 
 use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::model::Decision;
+use bridge_core::proto::Decision;
 use bridge_core::{FailClass, proto};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -103,7 +103,7 @@ fn host_error(error: Value) -> bridge_core::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge_core::model::DecisionKind;
+    use bridge_core::proto::DecisionKind;
 
     fn input_error(text: &str) -> String {
         match read_saved(text.as_bytes()) {

@@ -15,7 +15,7 @@ mod result;
 
 use std::collections::BTreeMap;
 
-use bridge_core::model::Decision;
+use bridge_core::proto::Decision;
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     ArtifactLocation, Conversion, PropertyBag, Run, RunAutomationDetails, Sarif, Tool,

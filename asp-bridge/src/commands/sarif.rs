@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use bridge_core::model::Decision;
-use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
 use bridge_core::{CallOptions, HostProcess, Worktree};
 use sarif_export::{HostIdentity, Options};

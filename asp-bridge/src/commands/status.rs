@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use bridge_core::model::{NotRun, Status, canonical_capability};
+use bridge_core::model::{NotRun, canonical_capability};
+use bridge_core::proto::Status;
 use bridge_core::text::untrusted;
 use bridge_core::{HostProcess, Reply};
 use serde_json::json;
@@ -164,8 +165,8 @@ mod tests {
     #[test]
     fn a_degraded_host_says_degraded_with_reasons() {
         let mut s = status("outer/status.response.json");
-        s.host.state = bridge_core::model::Open::Known(bridge_core::model::HostState::Degraded);
-        s.receipt.failures.push(bridge_core::model::Degradation {
+        s.host.state = bridge_core::proto::Open::Known(bridge_core::proto::HostState::Degraded);
+        s.receipt.failures.push(bridge_core::proto::Degradation {
             source: "lattice".into(),
             reason: "crashed".into(),
             detail: "exit 9\u{1b}[2J".into(),

@@ -15,7 +15,7 @@ use tokio::process::{Child, Command};
 
 use super::{CallOptions, ClientConfig, ExitProbe, HostClient, Reply};
 use crate::error::{Error, ExitStatus, Result};
-use crate::model;
+use crate::proto;
 
 /// The command line used when none is given: the reference host.
 pub const DEFAULT_HOST_COMMAND: &str = "asp host serve --repo {repo}";
@@ -133,7 +133,7 @@ impl HostProcess {
 
     /// Spawns the host and completes the handshake: `host/status` within the handshake deadline, with
     /// a supported `outerProtocol`. On failure the host is shut down before the error is returned.
-    pub async fn start(config: &HostConfig) -> Result<(HostProcess, Reply<model::Status>)> {
+    pub async fn start(config: &HostConfig) -> Result<(HostProcess, Reply<proto::Status>)> {
         let process = HostProcess::spawn(config)?;
         let options = CallOptions {
             timeout: Some(config.handshake_timeout),
@@ -143,7 +143,7 @@ impl HostProcess {
             .client
             .call(crate::proto::STATUS, Some(&super::EMPTY), options)
             .await;
-        let outcome = handshake.and_then(|reply: Reply<model::Status>| {
+        let outcome = handshake.and_then(|reply: Reply<proto::Status>| {
             check_outer_protocol(&reply.value.host.outer_protocol)?;
             Ok(reply)
         });

@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use bridge_core::model::{self, DecisionKind, Severity};
-use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use bridge_core::model;
+use bridge_core::proto::{self, AdvisoryCallSite, Comparison, DecisionKind, Severity};
 use bridge_core::worktree::{Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -260,7 +260,7 @@ fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<
 
 /// The whole answer (every finding) as shown; pages are cut from it.
 pub(crate) fn answer(
-    decision: &model::Decision,
+    decision: &proto::Decision,
     comparison: Comparison,
     changed_files: usize,
     key: u64,
@@ -306,7 +306,7 @@ pub(crate) fn answer(
     }
 }
 
-fn finding(f: &model::Finding) -> Finding {
+fn finding(f: &proto::Finding) -> Finding {
     let d = &f.diagnostic;
     Finding {
         code: id(&d.code),
@@ -336,7 +336,7 @@ fn finding(f: &model::Finding) -> Finding {
     }
 }
 
-fn summary(decision: &model::Decision, changed_files: usize, not_run: &[model::NotRun]) -> String {
+fn summary(decision: &proto::Decision, changed_files: usize, not_run: &[model::NotRun]) -> String {
     let kind = id(decision.decision.as_str());
     let count = |s: Severity| {
         decision
@@ -457,7 +457,7 @@ impl Pages {
 mod tests {
     use super::*;
 
-    fn decision(findings: usize) -> model::Decision {
+    fn decision(findings: usize) -> proto::Decision {
         let mut value: serde_json::Value = serde_json::from_str(include_str!(
             "../../../tests/fixtures/asp/outer/evaluate.deny.gating.json"
         ))
@@ -517,7 +517,7 @@ mod tests {
         let bytes =
             include_bytes!("../../../tests/fixtures/fuzz/mcp_structured/page-without-progress");
         let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
-        let decision: model::Decision = serde_json::from_value(value["result"].clone()).unwrap();
+        let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
         let answer = answer(&decision, Comparison::All, 1, 1);
         let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 2_048).unwrap_err();
         assert!(matches!(err, Error::Oversize { budget: 2_048 }), "{err}");
@@ -542,7 +542,7 @@ mod tests {
             "../../../tests/fixtures/asp/outer/evaluate.indeterminate.missing-provider.json"
         );
         let value: serde_json::Value = serde_json::from_str(text).unwrap();
-        let decision: model::Decision = serde_json::from_value(value["result"].clone()).unwrap();
+        let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
         let out = answer(&decision, Comparison::All, 2, 1);
         assert!(out.incomplete);
         assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use bridge_core::model::Inspection;
+use bridge_core::proto::Inspection;
 use rmcp::model::JsonObject;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -144,8 +144,8 @@ fn object(value: Value) -> JsonObject {
     }
 }
 
-fn dedup(list: Vec<bridge_core::model::Degradation>) -> Vec<bridge_core::model::Degradation> {
-    let mut out: Vec<bridge_core::model::Degradation> = Vec::new();
+fn dedup(list: Vec<bridge_core::proto::Degradation>) -> Vec<bridge_core::proto::Degradation> {
+    let mut out: Vec<bridge_core::proto::Degradation> = Vec::new();
     for d in list {
         if !out
             .iter()

@@ -1,7 +1,7 @@
 //! `asp_status`: `host/status` summarised for an agent: host state, policy, providers, each call
 //! site with what it requires, the capability families, degraded coverage with reasons, receipt id.
 
-use bridge_core::model;
+use bridge_core::proto;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
@@ -123,7 +123,7 @@ degraded coverage with reasons. Read-only and advisory: the result satisfies no 
 }
 
 /// The host's status as shown; `configured_mode` is the workspace policy's `adapters.mcp.mode`.
-pub(crate) fn output(status: &model::Status, configured_mode: Option<String>) -> Output {
+pub(crate) fn output(status: &proto::Status, configured_mode: Option<String>) -> Output {
     let host = &status.host;
     let workspace = &status.workspace;
     let call_sites = status

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bridge_core::model::{AuthorityEvidence, Decision, Finding};
+use bridge_core::proto::{AuthorityEvidence, Decision, Finding};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     MultiformatMessageString, PropertyBag, ReportingConfiguration, ReportingDescriptor,

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use bridge_core::model::Decision;
+use bridge_core::proto::Decision;
 use serde_json::{Value, json};
 
 use crate::{HostIdentity, Limits, Options, export};
