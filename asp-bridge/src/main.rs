@@ -27,18 +27,19 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return report(&anyhow::Error::new(e).context("cannot start the async runtime")),
     };
+    let done = |()| ExitCode::SUCCESS;
     let outcome = runtime.block_on(async {
         match cli.command {
-            Command::Status(args) => commands::status::run(args).await,
-            Command::Sarif(args) => commands::sarif::run(args).await,
-            Command::Mcp(args) => commands::mcp::run(args).await,
+            Command::Status(args) => commands::status::run(args).await.map(done),
+            Command::Sarif(args) => commands::sarif::run(args).await.map(done),
+            Command::Mcp(args) => commands::mcp::run(args).await.map(done),
             Command::Lsp(args) => commands::lsp::run(args).await,
         }
     });
     // Background tasks (a host's stderr drain, a stuck writer) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(100));
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => report(&error),
     }
 }

@@ -193,6 +193,37 @@ fn exit_without_shutdown_ends_with_status_1_and_no_orphan() {
     scratch.assert_no_orphans();
 }
 
+#[test]
+fn stdin_closed_before_initialize_ends_with_status_1_and_says_nothing() {
+    let (scratch, host) = workspace();
+    let mut child = Command::new(bridge_bin())
+        .args(["lsp", "--host-command", &host])
+        .current_dir(scratch.path())
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn asp-bridge lsp");
+    assert_eq!(wait(&mut child), Some(1));
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("", ""));
+    assert!(!scratch.marker().exists(), "no host was started");
+    scratch.assert_no_orphans();
+}
+
 /// Headless Neovim (Debian's `neovim`; 0.7 and later) opens `src/api.ts` with `asp-bridge lsp` as
 /// its language server and must see the fake host's finding as an error at the same place.
 #[test]

@@ -3,6 +3,7 @@
 //! carries LSP frames only; logs go to stderr.
 
 use std::path::Path;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use bridge_core::RestartPolicy;
@@ -12,7 +13,9 @@ use tokio::io::{stdin, stdout};
 
 use crate::flags::LspArgs;
 
-pub(crate) async fn run(args: LspArgs) -> anyhow::Result<()> {
+/// Serves until `exit` or the end of stdin; the exit code is the one LSP asks for: 0 after
+/// `shutdown`, 1 otherwise (`exit` without `shutdown`, stdin closed first, even before `initialize`).
+pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
     let host = args.host.clone();
     let restart_delay = Duration::from_millis(args.supervise.restart_delay_ms);
     let policy = RestartPolicy {
@@ -33,10 +36,8 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<()> {
     options.retry_delay = restart_delay;
     let outcome = lsp_adapter::serve(stdin(), stdout(), options).await;
     tracing::debug!(?outcome, "language server stopped");
-    if outcome.exit_code() != 0 {
-        // LSP: `exit` without `shutdown` first ends with status 1. The host is already shut down and
-        // every frame written, so nothing is lost by leaving here.
-        std::process::exit(outcome.exit_code());
-    }
-    Ok(())
+    // The host is already shut down and every frame written: the runtime ends as for any command.
+    Ok(ExitCode::from(
+        u8::try_from(outcome.exit_code()).unwrap_or(1),
+    ))
 }

@@ -34,6 +34,20 @@ async fn exit_without_shutdown_asks_for_exit_status_1() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_that_ends_before_initialize_asks_for_exit_status_1() {
+    let host = TestHost::new(clean());
+    let options = lsp_adapter::Options::new(host.factory());
+    let outcome = lsp_adapter::serve(tokio::io::empty(), tokio::io::sink(), options).await;
+    assert!(!outcome.shutdown_requested);
+    assert_eq!(outcome.exit_code(), 1);
+    assert_eq!(
+        host.starts(),
+        0,
+        "no host is started for a client that never came"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_after_shutdown_are_refused() {
     let workspace = Workspace::new(&[]);
     let host = TestHost::new(clean());
