@@ -1,10 +1,11 @@
 //! Fuzz target: a host decision as LSP diagnostics, for a document whose text follows the NUL byte,
 //! with UTF-16 and with UTF-8 positions.
 //!
-//! Nothing panics; every diagnostic has a severity, a non-empty message free of hidden characters
-//! (as is the showMessage text), a range that does not end before it starts, and says it is not
-//! authoritative; UTF-8 columns that fall inside a line land on a character boundary, and the lines
-//! are the host's.
+//! Nothing panics; every diagnostic has a severity, a non-empty message, a range that does not end
+//! before it starts, and says it is not authoritative; every string in it (`code`, `source`,
+//! `message`, each one in `data`, at any depth) is free of hidden characters and capped, as is the
+//! showMessage text; a `codeDescription.href` is an `https:` or `http:` link; UTF-8 columns that fall
+//! inside a line land on a character boundary, and the lines are the host's.
 #![no_main]
 
 use asp_bridge_fuzz::{answer, lines, split};
@@ -19,15 +20,40 @@ fn position(value: &Value) -> (u64, u64) {
     (n("line"), n("character"))
 }
 
+/// Longest string the server writes into a diagnostic: a message with its next step (4,000 + 1,000
+/// characters and the label between them).
+const LONGEST: usize = 5_100;
+
+/// Every string in `value`, at any depth, is free of hidden characters and capped.
+fn clean(value: &Value) {
+    match value {
+        Value::String(text) => {
+            assert!(!text.chars().any(is_hidden), "hidden characters: {text:?}");
+            assert!(text.chars().count() <= LONGEST, "{} characters", text.len());
+        }
+        Value::Array(items) => items.iter().for_each(clean),
+        Value::Object(map) => map.values().for_each(clean),
+        _ => {}
+    }
+}
+
 fn check(diagnostic: &Value) -> ((u64, u64), (u64, u64)) {
     let severity = diagnostic["severity"].as_u64().expect("a severity");
     assert!((1..=3).contains(&severity), "{diagnostic}");
     let message = diagnostic["message"].as_str().expect("a message");
     assert!(!message.trim().is_empty(), "{diagnostic}");
-    assert!(
-        !message.chars().any(is_hidden),
-        "hidden characters: {message:?}"
-    );
+    clean(diagnostic);
+    for key in ["code", "source"] {
+        let id = diagnostic[key].as_str().expect("a code and a source");
+        assert!(!id.contains(['\n', '\t']) && id.chars().count() <= 200, "{key}: {id:?}");
+    }
+    if let Some(href) = diagnostic.pointer("/codeDescription/href") {
+        let href = href.as_str().expect("a link").to_ascii_lowercase();
+        assert!(
+            href.starts_with("https:") || href.starts_with("http:"),
+            "only web links: {href}"
+        );
+    }
     assert_eq!(diagnostic["data"]["authoritative"], false);
     let (start, end) = (
         position(&diagnostic["range"]["start"]),

@@ -73,6 +73,8 @@ pub(crate) struct Doc {
     notice: Option<Diagnostic>,
     /// The evaluation that failed for want of a host, to run again once it is back.
     failed: Option<u64>,
+    /// An evaluation got the host's answer: the findings shown are from a check that ran.
+    checked: bool,
     /// Counts changes of the published set (the pull `resultId`).
     revision: u64,
     /// A pull was answered before the latest evaluation was settled.
@@ -97,6 +99,7 @@ impl Doc {
             findings: Vec::new(),
             notice: None,
             failed: None,
+            checked: false,
             revision: 0,
             pulled_early: false,
         }
@@ -130,6 +133,11 @@ impl Doc {
             path: self.path.clone(),
             text: snapshot.text.clone(),
         })
+    }
+
+    /// Whether a check of this document has run (its findings, if any, are shown).
+    pub(crate) fn checked(&self) -> bool {
+        self.checked
     }
 
     /// Whether an evaluation was asked for and has not been settled yet.
@@ -227,6 +235,7 @@ impl Doc {
                 });
             }
             self.findings = findings;
+            self.checked = true;
         }
         self.notice = notice;
         self.failed = failed.then_some(seq);

@@ -17,6 +17,7 @@ mod from_lsp;
 mod guard;
 mod host;
 mod outbox;
+mod progress;
 mod scheduler;
 mod server;
 mod session;

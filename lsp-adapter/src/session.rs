@@ -30,6 +30,7 @@ use crate::evaluate::{self, Failure};
 use crate::from_lsp::{self, Negotiated};
 use crate::host::HostFactory;
 use crate::outbox::{Outbox, Queue};
+use crate::progress;
 use crate::scheduler::Worker;
 use crate::to_lsp::{self, Render};
 
@@ -312,7 +313,7 @@ impl Session {
         let outcome = match (&setup.host, &setup.worktree) {
             (Ok(host), Some(worktree)) => {
                 let progress = setup.caps.progress.then(|| {
-                    evaluate::relay_progress(self.client.clone(), format!("ASP check {}", job.path))
+                    progress::relay(self.client.clone(), format!("ASP check {}", job.path))
                 });
                 evaluate::evaluate(
                     &**host,
@@ -344,7 +345,7 @@ impl Session {
             encoding: caps.encoding,
             code_description: caps.code_description,
         };
-        let (findings, notice, failed, report) = match outcome {
+        let (findings, notice, report) = match outcome {
             Ok(decision) => {
                 let report = if decision.is_incomplete() {
                     Report::Incomplete {
@@ -355,27 +356,21 @@ impl Session {
                     Report::Complete
                 };
                 let findings = to_lsp::findings(&decision, render);
-                (
-                    Some(findings),
-                    to_lsp::incomplete_notice(&decision),
-                    false,
-                    report,
-                )
+                (Some(findings), to_lsp::incomplete_notice(&decision), report)
             }
-            Err(failure) => {
-                let notice = to_lsp::failure_notice(&failure);
-                (
-                    None,
-                    Some(notice),
-                    failure.is_health(),
-                    Report::Failed(failure),
-                )
-            }
+            Err(failure) => (None, None, Report::Failed(failure)),
         };
         {
             let mut state = lock(&self.state);
             let Some(doc) = state.docs.get_mut(uri) else {
                 return;
+            };
+            let (notice, failed) = match &report {
+                Report::Failed(failure) => (
+                    Some(to_lsp::failure_notice(failure, doc.checked())),
+                    failure.is_health(),
+                ),
+                _ => (notice, false),
             };
             if !doc.settle(seq, findings, notice, failed, caps.encoding) {
                 tracing::debug!(uri = uri.as_str(), seq, "dropped a superseded result");

@@ -3,7 +3,11 @@
 //! ASP ranges are 0-based `{line, char}` in UTF-16 code units, as LSP's default; for a client that
 //! negotiated UTF-8 the columns are converted with the text the evaluation was started for. Severity
 //! is always set (error/warning/info → 1/2/3; an unknown one is shown as a warning and kept in
-//! `data`). Provider text is untrusted: invisible and BiDi controls are stripped and it is capped.
+//! `data`). Every host string is untrusted text (`bridge_core::text::untrusted`): invisible, BiDi and
+//! control characters are stripped and it is capped, whichever field it lands in (`code`, `source`,
+//! `message`, each string of `data`). Only `https:` and `http:` links are relayed as
+//! `codeDescription.href`: an editor opens them on a click, and `command:`, `javascript:` or `file:`
+//! ones would run or read something there.
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -22,8 +26,10 @@ use crate::evaluate::Failure;
 pub(crate) const BRIDGE_SOURCE: &str = "asp-bridge";
 const MESSAGE_MAX: usize = 4000;
 const NEXT_STEP_MAX: usize = 1000;
-/// Longest host identifier (code, source, reason, decision) written into a message.
+/// Longest host identifier (code, source, reason, decision, fingerprint, receipt id…).
 const ID_MAX: usize = 200;
+/// Longest `codeDescription.href` relayed.
+const HREF_MAX: usize = 2000;
 const NOT_RUN_LISTED: usize = 5;
 
 /// How findings are shown to this client, for this document.
@@ -96,13 +102,13 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
         .code_description
         .as_ref()
         .filter(|_| render.code_description)
-        .and_then(|c| Uri::from_str(&c.href).ok())
+        .and_then(|c| web_link(&c.href))
         .map(|href| CodeDescription { href });
 
     let mut data = Map::new();
-    data.insert("fingerprint".into(), json!(d.fingerprint));
+    data.insert("fingerprint".into(), json!(id(&d.fingerprint)));
     if let Some(disposition) = &finding.disposition {
-        data.insert("disposition".into(), json!(disposition.as_str()));
+        data.insert("disposition".into(), json!(id(disposition.as_str())));
     }
     if let Some(introduced) = d.introduced {
         data.insert("introduced".into(), json!(introduced));
@@ -111,38 +117,39 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
         data.insert("nextStep".into(), json!(next));
     }
     if let Some(origin) = &finding.next_step_origin {
-        data.insert("nextStepOrigin".into(), json!(origin));
+        data.insert("nextStepOrigin".into(), json!(id(origin)));
     }
     if let Some(note) = &finding.severity_note {
         data.insert("severityNote".into(), json!(untrusted(note, NEXT_STEP_MAX)));
     }
     if d.severity.known().is_none() {
-        data.insert("severity".into(), json!(d.severity.as_str()));
+        data.insert("severity".into(), json!(id(d.severity.as_str())));
     }
     if let Some(authority) = &finding.authority {
         data.insert(
             "authority".into(),
             json!({
-                "identity": authority.identity,
+                "identity": id(&authority.identity),
                 "granted": authority.authority.granted,
-                "requirement": authority.authority.requirement,
+                "requirement": id(&authority.authority.requirement),
             }),
         );
     }
-    data.insert("receiptId".into(), json!(decision.receipt.receipt_id));
-    data.insert("decision".into(), json!(decision.decision.as_str()));
-    data.insert("assurance".into(), json!(decision.assurance.mode));
+    data.insert("receiptId".into(), json!(id(&decision.receipt.receipt_id)));
+    data.insert("decision".into(), json!(id(decision.decision.as_str())));
+    data.insert("assurance".into(), json!(id(&decision.assurance.mode)));
     data.insert("authoritative".into(), Value::Bool(false));
 
+    let source = id(&d.source);
     Diagnostic {
         range: range(finding, render),
         severity: Some(severity(&d.severity)),
-        code: Some(NumberOrString::String(d.code.clone())),
+        code: Some(NumberOrString::String(id(&d.code).into_owned())),
         code_description,
-        source: Some(if d.source.is_empty() {
+        source: Some(if source.trim().is_empty() {
             "asp".to_owned()
         } else {
-            d.source.clone()
+            source.into_owned()
         }),
         message,
         related_information: None,
@@ -151,7 +158,18 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
     }
 }
 
-/// A host identifier made safe to write into a message: it is untrusted text too.
+/// A link the client may offer to open: `https:` or `http:` only, whole (never cut), free of hidden
+/// characters. Anything else (`command:`, `javascript:`, `file:`, `data:`, relative) is dropped.
+fn web_link(href: &str) -> Option<Uri> {
+    let (scheme, _) = href.split_once(':')?;
+    let web = scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http");
+    if !web || href.len() > HREF_MAX || href.chars().any(bridge_core::text::is_hidden) {
+        return None;
+    }
+    Uri::from_str(href).ok()
+}
+
+/// A host identifier (code, source, reason, fingerprint…) made safe to show, on one line.
 fn id(value: &str) -> Cow<'_, str> {
     one_line(untrusted(value, ID_MAX))
 }
@@ -215,7 +233,7 @@ pub(crate) fn incomplete_notice(decision: &Decision) -> Option<Diagnostic> {
     let not_run: Vec<Value> = decision
         .not_run()
         .iter()
-        .map(|n| json!({"source": n.source, "reason": n.reason, "detail": untrusted(&n.detail, 200)}))
+        .map(|n| json!({"source": id(&n.source), "reason": id(&n.reason), "detail": untrusted(&n.detail, 200)}))
         .collect();
     Some(notice(
         "incomplete".into(),
@@ -225,20 +243,26 @@ pub(crate) fn incomplete_notice(decision: &Decision) -> Option<Diagnostic> {
             not_run_summary(decision)
         ),
         json!({
-            "decision": decision.decision.as_str(),
+            "decision": id(decision.decision.as_str()),
             "notRun": not_run,
-            "receiptId": decision.receipt.receipt_id,
+            "receiptId": id(&decision.receipt.receipt_id),
             "authoritative": false,
         }),
     ))
 }
 
-/// The notice for an evaluation that got no answer.
-pub(crate) fn failure_notice(failure: &Failure) -> Diagnostic {
+/// The notice for an evaluation that got no answer; `checked`: an earlier check of the document ran,
+/// and its findings are still shown.
+pub(crate) fn failure_notice(failure: &Failure, checked: bool) -> Diagnostic {
+    let shown = if checked {
+        "the findings shown are from the last check that ran"
+    } else {
+        "no check of this document has run yet"
+    };
     notice(
         format!("not-run/{}", failure.class),
         format!(
-            "ASP host check did not run ({}): {}; the findings shown are from the last check that ran",
+            "ASP host check did not run ({}): {}; {shown}",
             failure.class,
             untrusted(&failure.message, MESSAGE_MAX)
         ),
@@ -397,7 +421,7 @@ mod tests {
             class: FailClass::Health,
             message: "host exited with status 3".into(),
         };
-        let notice = failure_notice(&failure);
+        let notice = failure_notice(&failure, true);
         assert_eq!(
             notice.code,
             Some(NumberOrString::String("not-run/health".into()))
@@ -465,6 +489,119 @@ mod tests {
         assert_eq!(
             d.range,
             Range::new(Position::new(0, u32::MAX), Position::new(0, u32::MAX))
+        );
+    }
+
+    /// Every string in `value` (a diagnostic as the client gets it) is free of hidden characters,
+    /// and every one but the message is an identifier-sized one.
+    fn assert_clean(value: &Value, at: &str) {
+        match value {
+            Value::String(text) => {
+                assert!(
+                    !text.chars().any(bridge_core::text::is_hidden),
+                    "{at}: {text:?}"
+                );
+                let max = if at == "/message" {
+                    MESSAGE_MAX + NEXT_STEP_MAX + 20
+                } else if at.ends_with("/severityNote") || at.ends_with("/nextStep") {
+                    NEXT_STEP_MAX
+                } else {
+                    ID_MAX
+                };
+                assert!(text.chars().count() <= max, "{at}: {} chars", text.len());
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    assert_clean(item, &format!("{at}/{i}"));
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    assert_clean(item, &format!("{at}/{key}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_host_string_is_filtered_and_only_web_links_are_relayed() {
+        let decision = fixture("hostile/evaluate.strings.json");
+        let text = Text::new("key = 1\n".into());
+        let diagnostics = findings(&decision, render(&text, Encoding::Utf16));
+        assert_eq!(diagnostics.len(), 7, "the findings on src/api.ts");
+        let mut hrefs = Vec::new();
+        for d in &diagnostics {
+            let shown = serde_json::to_value(d).unwrap();
+            assert_clean(&shown, "");
+            assert_eq!(shown["data"]["authoritative"], false);
+            if let Some(href) = shown.pointer("/codeDescription/href") {
+                hrefs.push(href.as_str().unwrap().to_owned());
+            }
+        }
+        assert_eq!(
+            hrefs,
+            [
+                "https://example.test/rules/ok",
+                "HTTP://example.test/rules/upper"
+            ],
+            "command:, javascript:, file:, data: and relative links are dropped"
+        );
+        assert!(
+            diagnostics[0]
+                .source
+                .as_deref()
+                .unwrap()
+                .starts_with("lattice]0;pwned")
+        );
+        let notice = incomplete_notice(&decision).expect("coverage is incomplete");
+        assert_clean(&serde_json::to_value(&notice).unwrap(), "");
+        assert!(
+            !incomplete_message(&decision)
+                .chars()
+                .any(bridge_core::text::is_hidden)
+        );
+    }
+
+    #[test]
+    fn only_a_web_link_is_a_code_description() {
+        for href in [
+            "https://example.test/r",
+            "http://example.test/r?x=1#y",
+            "HTTPS://example.test/r",
+        ] {
+            assert!(web_link(href).is_some(), "{href}");
+        }
+        for href in [
+            "command:workbench.action.terminal.new",
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "vscode://settings",
+            "/relative",
+            "https://example.test/\u{202e}txt.exe",
+            "",
+        ] {
+            assert!(web_link(href).is_none(), "{href}");
+        }
+        assert!(web_link(&format!("https://example.test/{}", "a".repeat(HREF_MAX))).is_none());
+    }
+
+    #[test]
+    fn a_failure_notice_speaks_of_the_last_check_only_when_one_ran() {
+        let failure = Failure {
+            class: FailClass::Health,
+            message: "host exited with status 3".into(),
+        };
+        let never = failure_notice(&failure, false).message;
+        assert!(!never.contains("last check that ran"), "{never}");
+        assert!(
+            never.ends_with("no check of this document has run yet"),
+            "{never}"
+        );
+        let ran = failure_notice(&failure, true).message;
+        assert!(
+            ran.ends_with("the findings shown are from the last check that ran"),
+            "{ran}"
         );
     }
 

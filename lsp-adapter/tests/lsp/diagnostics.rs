@@ -339,6 +339,48 @@ async fn host_progress_becomes_work_done_progress_for_a_client_that_shows_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_host_progress_reaches_a_slow_client_as_the_latest_report_only() {
+    let (workspace, host) = emoji_workspace();
+    let flood: Vec<Value> = (0..5_000)
+        .map(|i| json!({"kind": "report", "percentage": i / 50, "message": format!("step {i}")}))
+        .collect();
+    host.plan(Answer::WithProgress(flood, clean()));
+    let mut client = TestClient::start(&host);
+    client.initialize(&workspace.root(), rich_client()).await;
+    // The client takes its time to create the progress: meanwhile the host's flood is over.
+    let release = client.hold("window/workDoneProgress/create");
+    let uri = workspace.uri("src/api.ts");
+    client.open(&uri, 1, EMOJI_LINE);
+    client
+        .wait_for(|m| m["method"] == "window/workDoneProgress/create")
+        .await;
+    client.published(&uri).await;
+    host.wait_evaluations(1).await;
+    release.send_replace(true);
+    let mut values = Vec::new();
+    loop {
+        let progress = client.wait_for(|m| m["method"] == "$/progress").await;
+        let value = progress["params"]["value"].clone();
+        if value["kind"] == "end" {
+            break;
+        }
+        values.push(value);
+    }
+    assert_eq!(values[0]["kind"], "begin");
+    assert_eq!(
+        values.last().unwrap()["message"],
+        "step 4999",
+        "the latest report is the last one shown"
+    );
+    assert!(
+        values.len() < 50,
+        "not one report per host notification: {} of 5,000",
+        values.len()
+    );
+    client.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_answered_before_the_host_did_is_followed_by_a_refresh() {
     let (workspace, host) = emoji_workspace();
     let (release, held) = oneshot::channel();

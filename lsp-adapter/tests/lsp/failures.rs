@@ -62,6 +62,10 @@ async fn a_host_crash_shows_a_notice_and_a_message_then_the_findings_come_back()
         notice.starts_with("ASP host check did not run (health): host "),
         "{notice}"
     );
+    assert!(
+        notice.ends_with("; the findings shown are from the last check that ran"),
+        "{notice}"
+    );
     assert_eq!(
         diagnostics[1]["code"], "x/key",
         "the last findings stay, under the notice"
@@ -108,9 +112,12 @@ async fn an_outage_is_told_once_however_many_documents_it_hits() {
     client.open(&a, 1, "a\n");
     client.open(&b, 1, "b\n");
     for failed in published_once_each(&mut client, &[&a, &b]).await {
+        let notice = &failed["diagnostics"][0];
+        assert!(is_notice(notice, "not-run/health"), "{failed}");
+        let text = notice["message"].as_str().unwrap();
         assert!(
-            is_notice(&failed["diagnostics"][0], "not-run/health"),
-            "{failed}"
+            text.ends_with("; no check of this document has run yet"),
+            "no findings of an earlier check to speak of: {text}"
         );
     }
 

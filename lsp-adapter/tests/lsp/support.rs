@@ -4,15 +4,16 @@
 //! Every wait is for a message or an event; the only clock is a hang guard that fails the test if
 //! the server goes silent.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lsp_adapter::{Options, Outcome};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::host::TestHost;
@@ -132,9 +133,13 @@ pub(crate) fn utf8_client() -> Value {
     json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}})
 }
 
+/// Server requests whose answer waits until the test releases it, by method.
+type Holds = Arc<Mutex<HashMap<String, watch::Receiver<bool>>>>;
+
 /// An LSP client connected to a server running in this process.
 pub(crate) struct TestClient {
     frames: mpsc::UnboundedSender<Vec<u8>>,
+    holds: Holds,
     incoming: mpsc::UnboundedReceiver<Value>,
     backlog: VecDeque<Value>,
     next_id: i64,
@@ -166,15 +171,25 @@ impl TestClient {
             }
         });
         let (deliver, incoming) = mpsc::unbounded_channel();
-        tokio::spawn(read_frames(BufReader::new(reader), deliver, frames.clone()));
+        let holds = Holds::default();
+        let reader = BufReader::new(reader);
+        tokio::spawn(read_frames(reader, deliver, frames.clone(), holds.clone()));
         TestClient {
             frames,
+            holds,
             incoming,
             backlog: VecDeque::new(),
             next_id: 1,
             server,
             seen: Vec::new(),
         }
+    }
+
+    /// From now on the server's `method` requests are answered only once the test sends `true`.
+    pub(crate) fn hold(&self, method: &str) -> watch::Sender<bool> {
+        let (release, held) = watch::channel(false);
+        self.holds.lock().unwrap().insert(method.to_owned(), held);
+        release
     }
 
     fn send(&self, message: Value) {
@@ -344,12 +359,13 @@ impl TestClient {
     }
 }
 
-/// Reads LSP frames; answers the server's requests (progress creation, refresh) with `null` and
-/// delivers every message.
+/// Reads LSP frames; answers the server's requests (progress creation, refresh) with `null`, at
+/// once or when released (see [`TestClient::hold`]), and delivers every message.
 async fn read_frames(
     mut reader: BufReader<tokio::io::ReadHalf<DuplexStream>>,
     deliver: mpsc::UnboundedSender<Value>,
     frames: mpsc::UnboundedSender<Vec<u8>>,
+    holds: Holds,
 ) {
     loop {
         let mut length = None;
@@ -376,7 +392,16 @@ async fn read_frames(
             let body = serde_json::to_vec(&answer).unwrap();
             let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
             frame.extend_from_slice(&body);
-            let _ = frames.send(frame);
+            let held = message["method"]
+                .as_str()
+                .and_then(|method| holds.lock().unwrap().get(method).cloned());
+            let frames = frames.clone();
+            tokio::spawn(async move {
+                if let Some(mut held) = held {
+                    let _ = held.wait_for(|released| *released).await;
+                }
+                let _ = frames.send(frame);
+            });
         }
         if deliver.send(message).is_err() {
             return;
