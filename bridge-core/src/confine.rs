@@ -128,6 +128,97 @@ fn resolve(path: &Path) -> Result<PathBuf, &'static str> {
     }
 }
 
+/// A path a host names (a finding's location), checked as text and never looked up on disk: the
+/// `/`-separated path relative to `root`, or why it is refused. A `file:` URI is read as the absolute
+/// path it names. Refused: `..` components, absolute paths outside `root` (compared by components),
+/// any absolute path when there is no `root` to place it in, NUL, control characters and
+/// backslashes, other URI schemes' forms (`file:` URIs that name a remote host). A leading `./` is
+/// dropped; an empty path stays empty (the caller decides what that means).
+pub fn host_path(root: Option<&Path>, raw: &str) -> Result<String, &'static str> {
+    let decoded;
+    let path = match file_uri_path(raw) {
+        Some(path) => {
+            decoded = path?;
+            decoded.as_str()
+        }
+        None => raw,
+    };
+    if path.chars().any(|c| c.is_control()) {
+        return Err("it contains NUL or control characters");
+    }
+    if path.contains('\\') {
+        return Err("backslashes (Windows or UNC forms) are not allowed");
+    }
+    let bytes = path.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err("drive letters are not allowed");
+    }
+    let absolute = path.starts_with('/');
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err("`..` leads outside the workspace"),
+            part => parts.push(part),
+        }
+    }
+    if !absolute {
+        let mut relative = path;
+        while let Some(rest) = relative.strip_prefix("./") {
+            relative = rest;
+        }
+        return Ok(relative.to_owned());
+    }
+    let root = root.ok_or("it is absolute and there is no workspace to place it in")?;
+    let mut inside = parts.iter();
+    for component in root.components() {
+        match component {
+            Component::RootDir => {}
+            Component::Normal(name) if inside.next().is_some_and(|p| name == *p) => {}
+            _ => return Err("it is outside the workspace"),
+        }
+    }
+    let rest: Vec<&str> = inside.copied().collect();
+    if rest.is_empty() {
+        return Err("it is the workspace root itself, not a file");
+    }
+    Ok(rest.join("/"))
+}
+
+/// The path of a `file:` URI, percent-decoded (`None` when `raw` is not one; an error when it names
+/// another machine or does not decode to UTF-8).
+fn file_uri_path(raw: &str) -> Option<Result<String, &'static str>> {
+    let scheme = raw.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &raw[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(after) => match after.find('/') {
+            Some(0) => after,
+            Some(at) if after[..at].eq_ignore_ascii_case("localhost") => &after[at..],
+            _ => return Some(Err("it is a `file:` URI of another machine")),
+        },
+        None if rest.starts_with('/') => rest,
+        None => return Some(Err("it is a `file:` URI that is not absolute")),
+    };
+    let mut bytes = Vec::with_capacity(path.len());
+    let mut iter = path.bytes();
+    while let Some(byte) = iter.next() {
+        if byte == b'%' {
+            let hex = [iter.next(), iter.next()];
+            let digit = |b: Option<u8>| char::from(b.unwrap_or(b'x')).to_digit(16);
+            match (digit(hex[0]), digit(hex[1])) {
+                (Some(high), Some(low)) => bytes.push((high * 16 + low) as u8),
+                _ => return Some(Err("it is a `file:` URI with a bad percent-encoding")),
+            }
+        } else {
+            bytes.push(byte);
+        }
+    }
+    Some(String::from_utf8(bytes).map_err(|_| "it is a `file:` URI that is not UTF-8"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,5 +324,47 @@ mod tests {
         }
         let long = "a/".repeat(MAX_PATH_BYTES);
         assert!(refusal(&w.root, &long).contains("longer"));
+    }
+
+    #[test]
+    fn host_paths_stay_inside_the_workspace_or_are_refused_with_a_reason() {
+        let root = Path::new("/work/repo");
+        let ok = |raw: &str| host_path(Some(root), raw).unwrap();
+        assert_eq!(ok("src/a.ts"), "src/a.ts");
+        assert_eq!(ok("././src/a b.ts"), "src/a b.ts");
+        assert_eq!(
+            ok("src/%41:b#c?.ts"),
+            "src/%41:b#c?.ts",
+            "relative text is kept as sent"
+        );
+        assert_eq!(ok("/work/repo/src/a.ts"), "src/a.ts");
+        assert_eq!(ok("/work//repo/./src/a.ts"), "src/a.ts");
+        assert_eq!(ok("file:///work/repo/src/%C3%BC%20x.ts"), "src/ü x.ts");
+        assert_eq!(ok("FILE://localhost/work/repo/a.ts"), "a.ts");
+        assert_eq!(ok(""), "");
+        let refused = |raw: &str| host_path(Some(root), raw).unwrap_err();
+        assert!(refused("../../etc/passwd").contains("`..`"));
+        assert!(refused("src/../../x").contains("`..`"));
+        assert!(refused("/etc/passwd").contains("outside"));
+        assert!(
+            refused("/work/repository/x").contains("outside"),
+            "by components"
+        );
+        assert!(refused("/work/repo/../etc").contains("`..`"));
+        assert!(refused("file:///etc/passwd").contains("outside"));
+        assert!(refused("file:///work/repo/%2e%2e/x").contains("`..`"));
+        assert!(refused("file://evil.test/work/repo/a").contains("another machine"));
+        assert!(refused("file:x").contains("not absolute"));
+        assert!(refused("file:///a%zz").contains("percent"));
+        assert!(refused("a\u{0}b").contains("NUL"));
+        assert!(refused("..\\..\\x").contains("backslash"));
+        assert!(refused("C:/x").contains("drive"));
+        assert!(refused("/work/repo").contains("root itself"));
+        assert!(
+            host_path(None, "/work/repo/a.ts")
+                .unwrap_err()
+                .contains("no workspace")
+        );
+        assert_eq!(host_path(None, "a.ts").unwrap(), "a.ts");
     }
 }
