@@ -80,6 +80,9 @@ pub(crate) struct SarifArgs {
     /// Where to write the SARIF log; `-` is stdout.
     #[arg(long, short, value_name = "FILE|-", default_value = "-")]
     pub(crate) output: String,
+    /// Indent the log for people to read (compact JSON by default).
+    #[arg(long)]
+    pub(crate) pretty: bool,
     /// Which findings the host reports: all, or only those introduced by the working tree.
     #[arg(long, value_enum, default_value = "all", conflicts_with = "from")]
     pub(crate) comparison: ComparisonArg,

@@ -26,11 +26,10 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use bridge_core::proto::Decision;
-use serde_sarif::sarif::Sarif;
 
 pub use error::{Error, Result};
 pub use limits::Limits;
-pub use saved::read_saved;
+pub use saved::{MAX_ANSWER_BYTES, read_saved, read_saved_from};
 
 /// How to export.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +46,8 @@ pub struct Options {
     pub started_at: Option<SystemTime>,
     pub ended_at: Option<SystemTime>,
     pub limits: Limits,
+    /// Indented JSON, for people; compact otherwise (what tools read, and smaller).
+    pub pretty: bool,
 }
 
 /// A host's name and version.
@@ -69,40 +70,64 @@ pub struct Summary {
     pub notifications: usize,
 }
 
-/// One SARIF log, ready to write.
-#[derive(Debug)]
-pub struct Export {
-    log: Sarif,
+/// One SARIF log, ready to write. It borrows the decision: the results are built from its findings
+/// one at a time as they are written, never all at once.
+pub struct Export<'a> {
+    prepared: to_sarif::Prepared<'a>,
     summary: Summary,
     gzip_limit: u64,
+    pretty: bool,
 }
 
-/// Converts a host decision into a SARIF log. Blocking when `options.repo` is set (files are read
-/// for line hashes).
-pub fn export(decision: &Decision, options: &Options) -> Export {
-    let (log, summary) = to_sarif::convert(decision, options);
-    Export {
-        log,
-        summary,
-        gzip_limit: options.limits.gzip_bytes,
+impl std::fmt::Debug for Export<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Export")
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
     }
 }
 
-impl Export {
+/// Converts a host decision into a SARIF log. Blocking when `options.repo` is set (files are read
+/// for line hashes while the log is written).
+pub fn export<'a>(decision: &'a Decision, options: &'a Options) -> Export<'a> {
+    let (prepared, summary) = to_sarif::prepare(decision, options);
+    Export {
+        prepared,
+        summary,
+        gzip_limit: options.limits.gzip_bytes,
+        pretty: options.pretty,
+    }
+}
+
+impl Export<'_> {
     pub fn summary(&self) -> &Summary {
         &self.summary
     }
 
-    /// The log as a JSON value.
+    /// The log as a JSON value (for tests: a large log is better written than held).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(&self.log).unwrap_or_default()
+        self.to_bytes()
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
     }
 
-    /// The log as written: pretty JSON and a final newline. Warns (through `tracing`) when its gzip
-    /// size would pass GitHub's upload limit.
+    /// The log as written (see [`Export::write_to`]).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let bytes = writer::to_bytes(&self.log)?;
-        if let Some(size) = writer::gzip_size_over(&bytes, self.gzip_limit) {
+        let mut bytes = Vec::new();
+        self.write_to(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Writes the log to `out` as it is produced (compact unless [`Options::pretty`], with a final
+    /// newline) and returns how many bytes it wrote. Warns (through `tracing`) when its gzip size
+    /// would pass GitHub's upload limit. On an error, `out` may hold part of the log: write to a
+    /// temporary file and rename it to publish a log only once it is whole.
+    pub fn write_to(&self, mut out: impl Write) -> Result<u64> {
+        let written = writer::write(&self.prepared, &mut out, self.pretty, self.gzip_limit)
+            .map_err(Error::Write)?;
+        out.flush().map_err(Error::Write)?;
+        if let Some(size) = written.gzip_over {
             tracing::warn!(
                 gzip_bytes = size,
                 limit = self.gzip_limit,
@@ -111,14 +136,7 @@ impl Export {
                 self.gzip_limit
             );
         }
-        Ok(bytes)
-    }
-
-    /// Writes the whole log to `out` (serialised first, so nothing is half-written on failure).
-    pub fn write_to(&self, mut out: impl Write) -> Result<()> {
-        let bytes = self.to_bytes()?;
-        out.write_all(&bytes).map_err(Error::Write)?;
-        out.flush().map_err(Error::Write)
+        Ok(written.bytes)
     }
 }
 
@@ -189,7 +207,7 @@ mod tests {
             .unwrap()
     }
 
-    fn warnings_of(export: &Export) -> (Vec<u8>, Vec<String>) {
+    fn warnings_of(export: &Export<'_>) -> (Vec<u8>, Vec<String>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let subscriber = Warnings(Arc::clone(&seen));
         let bytes = tracing::subscriber::with_default(subscriber, || export.to_bytes().unwrap());
@@ -206,7 +224,8 @@ mod tests {
             },
             ..Options::default()
         };
-        let (bytes, warnings) = warnings_of(&export(&decision(200), &options));
+        let decision = decision(200);
+        let (bytes, warnings) = warnings_of(&export(&decision, &options));
         assert!(bytes.ends_with(b"}\n"), "the log is still written whole");
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
@@ -217,19 +236,65 @@ mod tests {
 
     #[test]
     fn a_log_within_the_gzip_limit_has_no_warning() {
-        let (_, warnings) = warnings_of(&export(&decision(200), &Options::default()));
+        let (decision, options) = (decision(200), Options::default());
+        let (_, warnings) = warnings_of(&export(&decision, &options));
         assert_eq!(warnings, Vec::<String>::new());
     }
 
     #[test]
     fn writing_sends_the_whole_log_and_a_final_newline() {
-        let export = export(&decision(3), &Options::default());
+        let decision = decision(3);
+        let options = Options::default();
+        let export = export(&decision, &options);
         let mut out = Vec::new();
-        export.write_to(&mut out).unwrap();
+        let written = export.write_to(&mut out).unwrap();
+        assert_eq!(written, out.len() as u64);
         assert_eq!(out, export.to_bytes().unwrap());
+        assert!(out.ends_with(b"}\n"));
         let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(value, export.to_json());
+        assert_eq!(value["runs"][0]["results"].as_array().unwrap().len(), 3);
         assert_eq!(export.summary().results, 3);
         assert_eq!(export.summary().decision, "deny");
+    }
+
+    #[test]
+    fn the_log_is_compact_unless_pretty_is_asked_for() {
+        let decision = decision(3);
+        let compact = export(&decision, &Options::default()).to_bytes().unwrap();
+        assert_eq!(
+            compact.iter().filter(|&&b| b == b'\n').count(),
+            1,
+            "one line"
+        );
+        let options = Options {
+            pretty: true,
+            ..Options::default()
+        };
+        let pretty = export(&decision, &options).to_bytes().unwrap();
+        assert!(pretty.starts_with(b"{\n  \""), "indented");
+        let parse = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).unwrap();
+        assert_eq!(parse(&compact), parse(&pretty), "the same log");
+    }
+
+    #[test]
+    fn a_log_that_compresses_well_is_not_compressed_again_to_be_measured() {
+        // 200 findings of the same text: far larger than the limit, far smaller gzipped.
+        let findings: Vec<serde_json::Value> = (0..200)
+            .map(|_| serde_json::json!({"diagnostic": {"code": "r", "message": "same"}}))
+            .collect();
+        let decision: Decision =
+            serde_json::from_value(serde_json::json!({"decision": "deny", "findings": findings}))
+                .unwrap();
+        let options = Options {
+            limits: Limits {
+                gzip_bytes: 5_000,
+                ..Limits::GITHUB
+            },
+            ..Options::default()
+        };
+        let (bytes, warnings) = warnings_of(&export(&decision, &options));
+        assert!(bytes.len() > 20_000, "{}", bytes.len());
+        assert_eq!(warnings, Vec::<String>::new());
     }
 }

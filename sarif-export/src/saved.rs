@@ -4,6 +4,8 @@
 //! `error` response is the host's error, returned with its failClass so the caller can report it as
 //! the host would have been reported live. Nothing in the file can make this panic.
 
+use std::io::Read;
+
 use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::proto::Decision;
 use bridge_core::{FailClass, proto};
@@ -26,6 +28,29 @@ struct Probe<'a> {
     error: Option<Value>,
     #[serde(default)]
     decision: Option<IgnoredAny>,
+}
+
+/// Largest host answer converted, in bytes, saved or live: 128 MiB holds well over 100,000 findings,
+/// four times what GitHub accepts in a run, and keeps the memory an export takes within a few
+/// hundred MiB whatever a host sends.
+pub const MAX_ANSWER_BYTES: usize = 128 * 1024 * 1024;
+
+/// The decision in a saved host answer read from `reader`; more than [`MAX_ANSWER_BYTES`] is refused
+/// as soon as the cap is passed (an `input` error that names the cap), so no file or device can make
+/// the reader hold more.
+pub fn read_saved_from(reader: impl Read) -> Result<Decision> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_ANSWER_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Input(format!("cannot read it: {e}")))?;
+    if bytes.len() > MAX_ANSWER_BYTES {
+        return Err(Error::Input(format!(
+            "larger than {} MiB, the limit of a host answer",
+            MAX_ANSWER_BYTES / (1024 * 1024)
+        )));
+    }
+    read_saved(&bytes)
 }
 
 /// The decision in a saved host answer.
@@ -144,6 +169,17 @@ mod tests {
             panic!("expected the host's error");
         };
         assert_eq!(error.fail_class(), FailClass::Policy);
+    }
+
+    #[test]
+    fn an_endless_or_oversized_input_is_refused_at_the_cap() {
+        let endless = std::io::repeat(b' ');
+        let Err(Error::Input(message)) = read_saved_from(endless) else {
+            panic!("an endless input is refused");
+        };
+        assert_eq!(message, "larger than 128 MiB, the limit of a host answer");
+        let decision = read_saved_from(&br#"{"decision":"allow"}"#[..]).unwrap();
+        assert!(decision.is(DecisionKind::Allow));
     }
 
     #[test]

@@ -13,13 +13,15 @@ mod catalogue;
 mod invocation;
 mod result;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use bridge_core::proto::Decision;
+use bridge_core::proto::{Decision, Finding};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
-    ArtifactLocation, Conversion, PropertyBag, Run, RunAutomationDetails, Sarif, Tool,
-    ToolComponent,
+    ArtifactLocation, Conversion, PropertyBag, Result as SarifResult, Run, RunAutomationDetails,
+    Sarif, Tool, ToolComponent,
 };
 
 use crate::line_hash::FileHashes;
@@ -37,20 +39,47 @@ const NAME_MAX: usize = 255;
 /// Longest degraded-coverage detail.
 const DETAIL_MAX: usize = 2_000;
 
+/// A decision ready to be written: the whole log but its results (the run's `results` is left
+/// empty), and what the results are made from when the log is written, one at a time, so that no
+/// second owned copy of every finding is ever built.
+pub(crate) struct Prepared<'a> {
+    /// The log without results: one run, whose `results` the writer fills.
+    pub(crate) head: Sarif,
+    results: Results<'a>,
+}
+
+/// What the results are built from.
+struct Results<'a> {
+    kept: Vec<&'a Finding>,
+    catalogue: catalogue::Catalogue<'a>,
+    repo: Option<&'a Path>,
+    /// Files read for line hashes (each once), filled as results are written.
+    hashes: RefCell<FileHashes>,
+}
+
+impl Prepared<'_> {
+    /// The run's results, in host order, each built just before it is written.
+    pub(crate) fn results(&self) -> impl Iterator<Item = SarifResult> + '_ {
+        let Results {
+            kept,
+            catalogue,
+            repo,
+            hashes,
+        } = &self.results;
+        kept.iter()
+            .map(move |finding| result::result(finding, catalogue, *repo, &mut hashes.borrow_mut()))
+    }
+}
+
 /// Converts `decision`; never fails, whatever the host sent.
-pub(crate) fn convert(decision: &Decision, options: &Options) -> (Sarif, Summary) {
+pub(crate) fn prepare<'a>(decision: &'a Decision, options: &'a Options) -> (Prepared<'a>, Summary) {
     let selection = limits::select(&decision.findings, &options.limits);
-    let kept: Vec<_> = selection
+    let kept: Vec<&Finding> = selection
         .kept
         .iter()
         .map(|&i| &decision.findings[i])
         .collect();
     let catalogue = catalogue::Catalogue::build(&kept);
-    let mut hashes = FileHashes::new(options.repo.as_deref());
-    let results: Vec<_> = kept
-        .iter()
-        .map(|finding| result::result(finding, &catalogue, options.repo.as_deref(), &mut hashes))
-        .collect();
     let (extensions, extensions_omitted) =
         catalogue::extensions(&decision.findings, options.limits.extensions_per_run);
     let mut notifications = invocation::not_run(decision);
@@ -60,21 +89,25 @@ pub(crate) fn convert(decision: &Decision, options: &Options) -> (Sarif, Summary
         extensions_omitted,
         &options.limits,
     ));
+    let refused = kept
+        .iter()
+        .filter(|f| result::refused_path(f, options.repo.as_deref()).is_some())
+        .count();
+    notifications.extend(invocation::refused_locations(refused));
     let summary = Summary {
         decision: decision.decision.as_str().to_owned(),
-        results: results.len(),
+        results: kept.len(),
         omitted_results: selection.omitted(),
         rules: catalogue.len(),
         notifications: notifications.len(),
     };
-    let driver = catalogue::driver(decision, options.host.as_ref(), catalogue.into_rules());
+    let driver = catalogue::driver(decision, options.host.as_ref(), catalogue.rules());
     let tool = Tool::builder()
         .driver(driver)
         .opt_extensions((!extensions.is_empty()).then_some(extensions))
         .build();
     let run = Run::builder()
         .tool(tool)
-        .results(results)
         .invocations(vec![invocation::invocation(
             decision,
             options,
@@ -93,12 +126,18 @@ pub(crate) fn convert(decision: &Decision, options: &Options) -> (Sarif, Summary
         .conversion(conversion())
         .properties(invocation::run_properties(decision, &selection))
         .build();
-    let log = Sarif::builder()
+    let head = Sarif::builder()
         .schema(SCHEMA_URI)
         .version("2.1.0")
         .runs(vec![run])
         .build();
-    (log, summary)
+    let results = Results {
+        kept,
+        catalogue,
+        repo: options.repo.as_deref(),
+        hashes: RefCell::new(FileHashes::new(options.repo.as_deref())),
+    };
+    (Prepared { head, results }, summary)
 }
 
 /// `automationDetails.id` from a code-scanning category: GitHub reads the part before the last `/`

@@ -1,65 +1,168 @@
-//! The log as bytes: pretty JSON with a final newline, serialised in full before anything is
-//! written, with a warning when the gzip-compressed file would pass GitHub's upload limit.
+//! The log as bytes, written as it is produced: compact JSON by default (pretty for people), with a
+//! final newline. The results are built one at a time while they are written, so no second copy of
+//! every finding is ever held; GitHub's gzip limit is checked on the way with a fast compression
+//! (an upper bound of the default level's size), and only a log whose fast size passes the limit is
+//! compressed again at the default level, as the upload would be, to say by how much.
 
-use std::io::Write;
+use std::io::{self, BufWriter, Write};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use serde_sarif::sarif::Sarif;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::to_sarif::Prepared;
 
-/// The log as it is written.
-pub(crate) fn to_bytes(log: &Sarif) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(log).map_err(|e| Error::Write(e.into()))?;
-    bytes.push(b'\n');
-    Ok(bytes)
+/// How the writer buffers its output.
+const BUFFER: usize = 64 * 1024;
+
+/// What writing a log found out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Written {
+    /// Bytes written, the final newline included.
+    pub(crate) bytes: u64,
+    /// The gzip-compressed size at the default level, when it passes the limit.
+    pub(crate) gzip_over: Option<u64>,
 }
 
-/// The gzip-compressed size of `bytes` when it may pass `limit` (`None` when it cannot: gzip never
-/// grows a JSON document past its own size by more than a few bytes, so only larger ones are
-/// compressed to find out).
-pub(crate) fn gzip_size_over(bytes: &[u8], limit: u64) -> Option<u64> {
-    if (bytes.len() as u64) <= limit {
-        return None;
+/// Writes the log to `out` and checks its gzip size against `gzip_limit`.
+pub(crate) fn write(
+    prepared: &Prepared<'_>,
+    out: impl Write,
+    pretty: bool,
+    gzip_limit: u64,
+) -> io::Result<Written> {
+    let head = Head::of(prepared)?;
+    let measured = Measured {
+        out,
+        bytes: 0,
+        fast: GzEncoder::new(Counter(0), Compression::fast()),
+    };
+    let measured = serialise(&head, prepared, measured, pretty)?;
+    let bytes = measured.bytes;
+    let fast = measured.fast.finish()?.0;
+    let gzip_over = if bytes <= gzip_limit || fast <= gzip_limit {
+        None
+    } else {
+        let exact = GzEncoder::new(Counter(0), Compression::default());
+        let exact = serialise(&head, prepared, exact, pretty)?.finish()?.0;
+        (exact > gzip_limit).then_some(exact)
+    };
+    Ok(Written { bytes, gzip_over })
+}
+
+/// Serialises the whole log into `out` (buffered), the final newline included, and gives `out` back.
+fn serialise<W: Write>(
+    head: &Head,
+    prepared: &Prepared<'_>,
+    out: W,
+    pretty: bool,
+) -> io::Result<W> {
+    let log = Log { head, prepared };
+    let mut buffered = BufWriter::with_capacity(BUFFER, out);
+    if pretty {
+        log.serialize(&mut serde_json::Serializer::pretty(&mut buffered))?;
+    } else {
+        log.serialize(&mut serde_json::Serializer::new(&mut buffered))?;
     }
-    let mut encoder = GzEncoder::new(Counter(0), Compression::default());
-    encoder.write_all(bytes).ok()?;
-    let size = encoder.finish().ok()?.0;
-    (size > limit).then_some(size)
+    buffered.write_all(b"\n")?;
+    buffered
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)
+}
+
+/// The log without its results, as JSON: small (rules, extensions, notifications, the receipt).
+struct Head {
+    log: Map<String, Value>,
+    run: Map<String, Value>,
+}
+
+impl Head {
+    fn of(prepared: &Prepared<'_>) -> io::Result<Head> {
+        let Value::Object(mut log) = serde_json::to_value(&prepared.head)? else {
+            return Err(io::Error::other("a SARIF log is a JSON object"));
+        };
+        let run = match log.remove("runs") {
+            Some(Value::Array(runs)) => runs.into_iter().next(),
+            _ => None,
+        };
+        let Some(Value::Object(mut run)) = run else {
+            return Err(io::Error::other("a SARIF log of one run"));
+        };
+        run.remove("results");
+        Ok(Head { log, run })
+    }
+}
+
+/// The log with its run's results streamed from the findings.
+struct Log<'h, 'p, 'a> {
+    head: &'h Head,
+    prepared: &'p Prepared<'a>,
+}
+
+impl Serialize for Log<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in &self.head.log {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("runs", &[Run(self)])?;
+        map.end()
+    }
+}
+
+struct Run<'l, 'h, 'p, 'a>(&'l Log<'h, 'p, 'a>);
+
+impl Serialize for Run<'_, '_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in &self.0.head.run {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("results", &Results(self.0.prepared))?;
+        map.end()
+    }
+}
+
+struct Results<'p, 'a>(&'p Prepared<'a>);
+
+impl Serialize for Results<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.results())
+    }
+}
+
+/// The output, counted and compressed (fast) on the way.
+struct Measured<W> {
+    out: W,
+    bytes: u64,
+    fast: GzEncoder<Counter>,
+}
+
+impl<W: Write> Write for Measured<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.out.write(buf)?;
+        self.fast.write_all(&buf[..written])?;
+        self.bytes += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A sink that only counts.
 struct Counter(u64);
 
 impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0 += buf.len() as u64;
         Ok(buf.len())
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn flush(&mut self) -> io::Result<()> {
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn small_logs_are_not_compressed_to_be_measured() {
-        assert_eq!(gzip_size_over(b"{}", 10), None);
-    }
-
-    #[test]
-    fn a_log_whose_gzip_passes_the_limit_is_reported_with_its_size() {
-        let noise: Vec<u8> = (0..200_000_u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
-        let size = gzip_size_over(&noise, 1_000).expect("incompressible bytes pass the limit");
-        assert!(size > 1_000);
-        let zeros = vec![b'0'; 200_000];
-        assert_eq!(gzip_size_over(&zeros, 10_000), None, "compresses below it");
     }
 }

@@ -269,6 +269,45 @@ fn a_bad_from_file_is_an_input_error() {
 }
 
 #[test]
+fn an_endless_from_is_refused_at_the_size_cap_with_an_input_error() {
+    let scratch = Scratch::new();
+    let run = from(Path::new("/dev/zero"), scratch.path(), &[]);
+    assert_failed(
+        &run,
+        6,
+        "input",
+        "larger than 128 MiB, the limit of a host answer",
+    );
+    assert!(run.stdout.is_empty(), "no log");
+}
+
+#[test]
+fn the_log_is_one_compact_line_unless_pretty_is_asked_for() {
+    let scratch = Scratch::new();
+    let file = fixtures().join("asp/outer/evaluate.deny.gating.json");
+    let compact = from(&file, scratch.path(), &[]);
+    assert_eq!(compact.code, Some(0), "{}", compact.stderr);
+    assert_eq!(compact.stdout.lines().count(), 1, "{}", compact.stdout);
+    let out = scratch.path().join("pretty.sarif");
+    let pretty = from(
+        &file,
+        scratch.path(),
+        &["--pretty", "--output", out.to_str().unwrap()],
+    );
+    assert_eq!(pretty.code, Some(0), "{}", pretty.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("{\n  \""), "indented: {text}");
+    let parse = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+    assert_eq!(parse(&text), parse(&compact.stdout), "the same log");
+    let names: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert_eq!(names, Vec::<String>::new(), "no temporary file is left");
+}
+
+#[test]
 fn a_saved_host_error_is_reported_with_its_own_class() {
     let scratch = Scratch::new();
     let file = fixtures().join("asp/judge/evaluate.error-health.json");

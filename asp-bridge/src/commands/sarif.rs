@@ -3,9 +3,10 @@
 //!
 //! The exit status never depends on the findings or the decision: 0 once the log is written,
 //! non-zero only when it could not be (usage, host failure, unreadable input), with one classed line
-//! on stderr. Nothing but the log reaches stdout; nothing but the output file is written.
+//! on stderr. Nothing but the log reaches stdout; nothing but the output file is written (under a
+//! temporary name beside it first, renamed once whole). A host answer, saved or live, is capped at
+//! `sarif_export::MAX_ANSWER_BYTES`; past it the command fails with an `input` error that says so.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -19,7 +20,7 @@ use crate::flags::{ComparisonArg, SarifArgs};
 
 /// Largest host answer read: a sweep of a whole repository can list tens of thousands of findings
 /// (30,000 generated ones are about 20 MB), more than the 16 MiB other commands accept.
-const SWEEP_MAX_FRAME: usize = 256 * 1024 * 1024;
+const SWEEP_MAX_FRAME: usize = sarif_export::MAX_ANSWER_BYTES;
 
 pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
     if args
@@ -35,34 +36,35 @@ pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
         None => live(&args).await?,
     };
     options.category = args.category;
-    // Converting reads workspace files (line hashes) and serialising a large log takes a while:
-    // both run off the async executor, and the output is written only once it is complete.
-    let (bytes, summary) = tokio::task::spawn_blocking(move || {
+    options.pretty = args.pretty;
+    let target = output.to_string();
+    // Converting reads workspace files (line hashes) and writing a large log takes a while: both run
+    // off the async executor. The log is written as it is produced, its results one at a time.
+    let summary = tokio::task::spawn_blocking(move || {
         let export = sarif_export::export(&decision, &options);
-        export
-            .to_bytes()
-            .map(|bytes| (bytes, export.summary().clone()))
+        output
+            .write(|out| export.write_to(out))
+            .map(|()| export.summary().clone())
     })
     .await
     .context("the SARIF conversion stopped")??;
-    output.write(&bytes)?;
     tracing::info!(
         decision = %summary.decision,
         results = summary.results,
         omitted = summary.omitted_results,
         rules = summary.rules,
         notifications = summary.notifications,
-        "SARIF log written to {}",
-        output
+        "SARIF log written to {target}"
     );
     Ok(())
 }
 
 /// A saved host answer, converted with the workspace given by `--repo` (if any).
 fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let decision =
-        sarif_export::read_saved(&bytes).with_context(|| format!("--from {}", file.display()))?;
+    let reader =
+        std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let decision = sarif_export::read_saved_from(reader)
+        .with_context(|| format!("--from {}", file.display()))?;
     let repo = repo.map(|r| crate::workspace_root(Some(r))).transpose()?;
     Ok((
         decision,
@@ -90,11 +92,22 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
         baseline: Some(status.value.workspace.baseline.clone()),
         ..Evaluate::at(AdvisoryCallSite::Sweep)
     };
+    let skipped_before = process.client().stats().skipped_frames;
     let outcome = Worktree::new(repo.clone())
         .evaluate(process.client(), request, CallOptions::default())
         .await;
+    let skipped = process.client().stats().skipped_frames > skipped_before;
     process.shutdown().await;
-    let decision = outcome?.decision;
+    let decision = match outcome {
+        Ok(evaluation) => evaluation.decision,
+        // The answer was too large to read: the cap applied, not the host's health.
+        Err(bridge_core::Error::Timeout { method, .. }) if skipped => anyhow::bail!(
+            "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
+             it was skipped",
+            SWEEP_MAX_FRAME / (1024 * 1024)
+        ),
+        Err(error) => return Err(error.into()),
+    };
     let host = &status.value.host;
     let options = Options {
         repo: Some(repo),
@@ -124,19 +137,51 @@ impl Output {
         }
     }
 
-    fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
-        match self {
+    /// Writes the log with `write`: to stdout as it comes; to a file through a temporary file
+    /// beside it, renamed once the log is whole (and removed if it is not). Anything but a plain file
+    /// (a device, a FIFO, a symlink) is written in place, never replaced.
+    fn write(
+        &self,
+        write: impl FnOnce(&mut dyn std::io::Write) -> sarif_export::Result<u64>,
+    ) -> anyhow::Result<()> {
+        let path = match self {
             Output::Stdout => {
                 let mut stdout = std::io::stdout().lock();
-                stdout
-                    .write_all(bytes)
-                    .and_then(|()| stdout.flush())
-                    .context("cannot write the SARIF log to stdout")
+                return write(&mut stdout)
+                    .map(drop)
+                    .context("cannot write the SARIF log to stdout");
             }
-            Output::File(path) => std::fs::write(path, bytes)
-                .with_context(|| format!("cannot write {}", path.display())),
-        }
+            Output::File(path) => path,
+        };
+        let plain = std::fs::symlink_metadata(path).map_or(true, |m| m.file_type().is_file());
+        let written = if plain {
+            let partial = partial_path(path);
+            let written = std::fs::File::create(&partial)
+                .map_err(anyhow::Error::from)
+                .and_then(|mut file| Ok(write(&mut file)?))
+                .and_then(|_| Ok(std::fs::rename(&partial, path)?));
+            if written.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            written
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)
+                .map_err(anyhow::Error::from)
+                .and_then(|mut file| Ok(write(&mut file).map(drop)?))
+        };
+        written.with_context(|| format!("cannot write {}", path.display()))
     }
+}
+
+/// `dir/.name.<pid>.partial`, beside `path`, where its log is written until it is whole.
+fn partial_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "sarif".into(), |n| n.to_string_lossy());
+    path.with_file_name(format!(".{name}.{}.partial", std::process::id()))
 }
 
 impl std::fmt::Display for Output {

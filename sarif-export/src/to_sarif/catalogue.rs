@@ -23,6 +23,7 @@ const UNKNOWN_PROVIDER: &str = "(unknown provider)";
 
 /// What one rule is built from: its first finding, and the first help and link any of its
 /// findings gives.
+#[derive(Clone)]
 struct RuleFacts {
     id: String,
     source: String,
@@ -112,8 +113,8 @@ impl<'a> Catalogue<'a> {
         self.facts.len()
     }
 
-    pub(crate) fn into_rules(self) -> Vec<ReportingDescriptor> {
-        self.facts.into_iter().map(rule).collect()
+    pub(crate) fn rules(&self) -> Vec<ReportingDescriptor> {
+        self.facts.iter().cloned().map(rule).collect()
     }
 }
 

@@ -18,6 +18,7 @@ use crate::values::{clean, is_date_time, utc};
 pub(crate) const RESULTS_LIMIT: &str = "asp-bridge/results-limit";
 pub(crate) const EXTENSIONS_LIMIT: &str = "asp-bridge/extensions-limit";
 pub(crate) const UNEXPLAINED: &str = "asp-bridge/unexplained-decision";
+pub(crate) const OUTSIDE_PATHS: &str = "asp-bridge/paths-outside-workspace";
 /// Prefix of the descriptor id of a degraded-coverage notification; the reason follows.
 pub(crate) const COVERAGE: &str = "asp/coverage/";
 
@@ -130,6 +131,22 @@ pub(crate) fn limit_notices(
         ));
     }
     notes
+}
+
+/// A notification when some results name a path outside the workspace (shown without a location).
+pub(crate) fn refused_locations(count: usize) -> Option<Notification> {
+    (count > 0).then(|| {
+        notice(
+            OUTSIDE_PATHS,
+            "warning",
+            format!(
+                "{count} results name a path outside the workspace (`..`, an absolute path or a \
+                 `file:` URI elsewhere); they are kept without a location, and each says why in \
+                 its `locationRefused` property"
+            ),
+            bag([("results", json!(count))]),
+        )
+    })
 }
 
 fn notice(id: &str, level: &str, text: String, properties: PropertyBag) -> Notification {

@@ -1,5 +1,6 @@
 //! One finding as one SARIF result: rule, level, message with the next step, location, fingerprints,
-//! baseline state and the finding's own properties.
+//! baseline state and the finding's own properties. A path outside the workspace is never a
+//! location: the result is kept without one and says why (`locationRefused`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -51,7 +52,11 @@ pub(crate) fn result(
         Some((id, index)) => (id.to_owned(), i64::try_from(index).ok()),
         None => (super::catalogue::rule_id(&d.code), None),
     };
-    let artifact = uri::artifact(&d.location.path, repo);
+    let refused = refused_path(finding, repo);
+    let artifact = match bridge_core::confine::host_path(repo, &d.location.path) {
+        Ok(path) => uri::artifact(&path, repo),
+        Err(_) => None,
+    };
     let region = d.location.range.as_ref().map(region);
     let mut fingerprints = BTreeMap::new();
     if !d.fingerprint.is_empty() {
@@ -87,8 +92,17 @@ pub(crate) fn result(
         .opt_locations(location.map(|l| vec![l]))
         .opt_partial_fingerprints((!fingerprints.is_empty()).then_some(fingerprints))
         .opt_baseline_state((d.introduced == Some(true)).then(|| json!("new")))
-        .properties(properties(finding, catalogue.provider(finding)))
+        .properties(properties(finding, catalogue.provider(finding), refused))
         .build()
+}
+
+/// Why a finding's path is not shown as its location, when it names a place outside the workspace
+/// (`..`, an absolute path or `file:` URI elsewhere): the result is kept, without a location.
+pub(crate) fn refused_path(finding: &Finding, repo: Option<&Path>) -> Option<String> {
+    let path = &finding.diagnostic.location.path;
+    let why = bridge_core::confine::host_path(repo, path).err()?;
+    let shown = clean(path, 200, "");
+    Some(format!("the host's path {shown:?} is not shown: {why}"))
 }
 
 /// The message, then the next step when the host gives one that the message does not already say.
@@ -123,7 +137,11 @@ fn region(range: &Range) -> Region {
 
 /// What SARIF has no field for: the ASP severity, disposition, next step and its origin, the
 /// severity note, whether the finding is new, the provider and whether its authority was granted.
-fn properties(finding: &Finding, provider: String) -> serde_sarif::sarif::PropertyBag {
+fn properties(
+    finding: &Finding,
+    provider: String,
+    refused: Option<String>,
+) -> serde_sarif::sarif::PropertyBag {
     let d = &finding.diagnostic;
     let text = |t: &Option<String>| {
         t.as_deref()
@@ -156,6 +174,10 @@ fn properties(finding: &Finding, provider: String) -> serde_sarif::sarif::Proper
                 .authority
                 .as_ref()
                 .map_or(Value::Null, |a| Value::Bool(a.authority.granted)),
+        ),
+        (
+            "locationRefused",
+            refused.map_or(Value::Null, Value::String),
         ),
     ])
 }

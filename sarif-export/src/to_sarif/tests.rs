@@ -327,6 +327,62 @@ fn locations_are_relative_to_srcroot_percent_encoded_with_1_based_regions() {
 }
 
 #[test]
+fn host_paths_outside_the_workspace_are_never_locations_and_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let inside = format!("file://{}/src/a.ts", root.display());
+    let paths = [
+        "../../etc/passwd",
+        "file:///etc/passwd",
+        "/etc/passwd",
+        "src/../../x",
+        inside.as_str(),
+    ];
+    let findings: Vec<Value> = paths
+        .iter()
+        .map(|p| finding("r/e", "error", p, 1))
+        .collect();
+    let d = decision(Value::Array(findings));
+    let options = Options {
+        repo: Some(root),
+        ..Options::default()
+    };
+    let log = export(&d, &options).to_json();
+    let results = run(&log)["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "every finding is still a result");
+    for (result, path) in results[..4].iter().zip(paths) {
+        assert!(result.get("locations").is_none(), "{path}: {result}");
+        let why = result["properties"]["locationRefused"].as_str().unwrap();
+        assert!(why.contains("is not shown"), "{why}");
+    }
+    assert!(
+        results[0]["properties"]["locationRefused"]
+            .as_str()
+            .unwrap()
+            .contains("`..`")
+    );
+    assert!(
+        results[1]["properties"]["locationRefused"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace")
+    );
+    let uri = &results[4]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(uri, &json!({"uri": "src/a.ts", "uriBaseId": "%SRCROOT%"}));
+    assert!(results[4]["properties"].get("locationRefused").is_none());
+    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    let note = notes
+        .iter()
+        .find(|n| n["descriptor"]["id"] == "asp-bridge/paths-outside-workspace")
+        .expect("a notification counts them");
+    assert_eq!(note["properties"]["results"], 4);
+    let text = log.to_string();
+    assert!(!text.contains("etc/passwd\""), "no URI names it: {text}");
+}
+
+#[test]
 fn a_diagnostic_without_a_range_gets_a_file_level_location() {
     let mut f = finding("r/e", "error", "src/a.ts", 0);
     f["diagnostic"]["location"] = json!({"path": "src/a.ts"});
@@ -556,7 +612,8 @@ fn past_the_results_limit_the_most_severe_are_kept_and_a_notification_says_how_m
         },
         ..Options::default()
     };
-    let export = export(&decision(Value::Array(findings)), &options);
+    let decision = decision(Value::Array(findings));
+    let export = export(&decision, &options);
     let log = export.to_json();
     let results = run(&log)["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
@@ -611,7 +668,8 @@ fn past_the_extensions_limit_providers_are_left_out_with_a_notification() {
         },
         ..Options::default()
     };
-    let log = export(&decision(Value::Array(findings)), &options).to_json();
+    let decision = decision(Value::Array(findings));
+    let log = export(&decision, &options).to_json();
     assert_eq!(run(&log)["tool"]["extensions"].as_array().unwrap().len(), 2);
     assert_eq!(
         run(&log)["results"].as_array().unwrap().len(),
