@@ -214,3 +214,80 @@ fn dependencies_point_one_way() {
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// The string literals of a line of code (plain `"…"` literals; enough for method names).
+fn string_literals(code: &str) -> Vec<String> {
+    let mut literals = Vec::new();
+    let mut rest = code;
+    while let Some(start) = rest.find('"') {
+        let after = &rest[start + 1..];
+        let mut end = None;
+        let mut escaped = false;
+        for (at, c) in after.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    end = Some(at);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let Some(end) = end else { break };
+        literals.push(after[..end].to_owned());
+        rest = &after[end + 1..];
+    }
+    literals
+}
+
+#[test]
+fn the_json_rpc_peer_knows_no_asp() {
+    // The ASP method names, as `proto` declares them, and their namespaces.
+    let proto = read(Path::new("bridge-core/src/proto.rs"));
+    let mut asp_methods: BTreeSet<String> = proto
+        .lines()
+        .filter(|l| l.starts_with("pub const ") && l.contains(": &str = \""))
+        .flat_map(string_literals)
+        .collect();
+    let allowed = ["$/cancelRequest", "$/progress"];
+    asp_methods.retain(|m| !allowed.contains(&m.as_str()));
+    assert!(asp_methods.contains("host/status"), "{asp_methods:?}");
+    let namespaces: BTreeSet<String> = asp_methods
+        .iter()
+        .filter_map(|m| m.split_once('/').map(|(ns, _)| format!("{ns}/")))
+        .chain(["workspace/".to_owned(), "check/".to_owned()])
+        .collect();
+
+    let mut offenders = Vec::new();
+    let peer_files = rust_files().into_iter().filter(|p| {
+        p == Path::new("bridge-core/src/peer.rs") || p.starts_with("bridge-core/src/peer/")
+    });
+    let mut checked = 0;
+    for path in peer_files {
+        checked += 1;
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            let imports_asp = ["proto", "model"].iter().any(|m| {
+                code.contains(&format!("crate::{m}"))
+                    || code.contains(&format!("{m}::"))
+                    || (code.starts_with("use crate::{") && code.contains(m))
+            });
+            let names_asp = string_literals(code).iter().any(|literal| {
+                asp_methods.contains(literal)
+                    || namespaces.iter().any(|ns| literal.starts_with(ns.as_str()))
+            });
+            if imports_asp || names_asp {
+                offenders.push(format!("{}:{}: {}", path.display(), n + 1, code));
+            }
+        }
+    }
+    assert!(checked >= 2, "the peer module was not found");
+    assert!(
+        offenders.is_empty(),
+        "the peer is JSON-RPC only (no proto, model or ASP method names):\n{}",
+        offenders.join("\n")
+    );
+}

@@ -4,12 +4,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// A request id. The bridge issues integers; hosts may echo anything.
+/// A request id. A [`crate::peer::Peer`] issues integers; the other side may use strings too.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Id {
     Number(i64),
     String(String),
+}
+
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Id::Number(n) => write!(f, "{n}"),
+            Id::String(s) => write!(f, "{s:?}"),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -25,10 +34,22 @@ pub(crate) struct OutgoingRequest<'a, P: Serialize> {
 pub(crate) struct OutgoingNotification<'a, P: Serialize> {
     pub(crate) jsonrpc: &'static str,
     pub(crate) method: &'a str,
-    pub(crate) params: &'a P,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) params: Option<&'a P>,
 }
 
-/// The JSON-RPC error object, with ASP's `data.failClass`.
+/// The answer to an incoming request: exactly one of `result` and `error`.
+#[derive(Serialize)]
+pub(crate) struct OutgoingResponse<'a> {
+    pub(crate) jsonrpc: &'static str,
+    pub(crate) id: &'a Id,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<&'a ErrorObject>,
+}
+
+/// The JSON-RPC error object; `data.failClass` says how the failure is classed.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct ErrorObject {
     pub code: i64,
@@ -38,15 +59,16 @@ pub struct ErrorObject {
     pub data: Option<Value>,
 }
 
-/// Any message a host may send, decoded only as far as routing needs.
+/// Any message the other side may send, decoded only as far as routing needs.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Incoming {
     #[serde(default)]
     pub(crate) id: Option<Id>,
     #[serde(default)]
     pub(crate) method: Option<String>,
+    /// Kept raw, like `result`: whoever handles the message parses it.
     #[serde(default)]
-    pub(crate) params: Option<Value>,
+    pub(crate) params: Option<Box<RawValue>>,
     /// Kept raw so a large result is parsed once, by whoever asked for it.
     #[serde(default)]
     pub(crate) result: Option<Box<RawValue>>,
@@ -63,13 +85,18 @@ pub(crate) enum Message {
     },
     /// An error response with a null id (e.g. a parse error at the host).
     OrphanError(ErrorObject),
+    /// A response carrying both `result` and `error`: a protocol error, answered as such.
+    Conflicting {
+        id: Id,
+    },
     Notification {
         method: String,
-        params: Option<Value>,
+        params: Option<Box<RawValue>>,
     },
     Request {
         id: Id,
         method: String,
+        params: Option<Box<RawValue>>,
     },
     Invalid(&'static str),
 }
@@ -77,7 +104,11 @@ pub(crate) enum Message {
 impl Incoming {
     pub(crate) fn classify(self) -> Message {
         match (self.method, self.id) {
-            (Some(method), Some(id)) => Message::Request { id, method },
+            (Some(method), Some(id)) => Message::Request {
+                id,
+                method,
+                params: self.params,
+            },
             (Some(method), None) => Message::Notification {
                 method,
                 params: self.params,
@@ -97,7 +128,10 @@ impl Incoming {
                     id,
                     outcome: Ok(RawValue::from_string("null".into()).expect("null is JSON")),
                 },
-                (Some(_), Some(_), _) => Message::Invalid("a response with both result and error"),
+                (Some(_), Some(_), Some(id)) => Message::Conflicting { id },
+                (Some(_), Some(_), None) => {
+                    Message::Invalid("a response with both result and error, and no id")
+                }
                 _ => Message::Invalid("neither a request, a notification nor a response"),
             },
         }
@@ -143,6 +177,10 @@ mod tests {
         assert!(matches!(
             classify(r#"{"jsonrpc":"2.0"}"#),
             Message::Invalid(_)
+        ));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"m"}}"#),
+            Message::Conflicting { id: Id::Number(5) }
         ));
     }
 

@@ -1,8 +1,9 @@
 //! Client of an ASP host's outer seam, shared by every front end of asp-bridge.
 //!
 //! Layers, bottom up, each knowing nothing of the ones above it: [`framing`] (NDJSON frames),
-//! [`jsonrpc`] (envelopes), [`host`] (the client, the host process, supervision), [`proto`] (the outer
-//! seam on the wire), [`model`] (what front ends show), [`changeset`] (working tree → ChangeSet),
+//! [`jsonrpc`] (envelopes), [`peer`] (a JSON-RPC peer, both directions, no method of its own),
+//! [`proto`] (the outer seam on the wire), [`model`] (what front ends show), [`host`] (the typed
+//! host client, the host process and its handshake, supervision), [`changeset`] (working tree → ChangeSet),
 //! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
 //! every front end uses), [`confine`] (client paths kept inside the workspace), [`text`] (untrusted
 //! host text made safe).
@@ -16,6 +17,7 @@ pub mod framing;
 pub mod host;
 pub mod jsonrpc;
 pub mod model;
+pub mod peer;
 pub mod proto;
 pub mod source;
 pub mod text;
@@ -28,3 +30,4 @@ pub use host::{
 };
 pub use source::HostSource;
 pub use worktree::Worktree;
+pub use peer::{Peer, PeerConfig};

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
+use bridge_core::peer::ProgressSender;
 use bridge_core::proto::{AdvisoryCallSite, Decision};
 use bridge_core::worktree::{Evaluate, Scope};
 use bridge_core::{CallOptions, FailClass, HostSource, Worktree};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 /// Why an evaluation got no answer: the failClass and what happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub(crate) async fn evaluate(
     worktree: &Worktree,
     path: &str,
     timeout: Option<Duration>,
-    progress: Option<mpsc::UnboundedSender<Value>>,
+    progress: Option<ProgressSender>,
 ) -> bridge_core::Result<Decision> {
     let client = host.client().await?;
     let request = Evaluate {

@@ -8,9 +8,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use bridge_core::peer::{ProgressReceiver, ProgressSender, progress_channel};
 use bridge_core::text::untrusted;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::notification::Progress;
 use tower_lsp_server::ls_types::{
@@ -29,8 +30,8 @@ type Report = (Option<String>, Option<u32>);
 /// A sender for the host's `$/progress` values of one evaluation. The first value creates a
 /// work-done progress on the client; the progress ends when the sender is dropped (the evaluation
 /// is over). Nothing is shown for an evaluation that reports no progress.
-pub(crate) fn relay(client: Client, title: String) -> mpsc::UnboundedSender<Value> {
-    let (sender, values) = mpsc::unbounded_channel::<Value>();
+pub(crate) fn relay(client: Client, title: String) -> ProgressSender {
+    let (sender, values) = progress_channel();
     let (latest, shown) = watch::channel(None);
     tokio::spawn(coalesce(values, latest));
     tokio::spawn(show(client, title, shown));
@@ -39,7 +40,7 @@ pub(crate) fn relay(client: Client, title: String) -> mpsc::UnboundedSender<Valu
 
 /// Keeps only the latest report; the slot's sender is dropped (ending the progress) with `values`.
 async fn coalesce(
-    mut values: mpsc::UnboundedReceiver<Value>,
+    mut values: ProgressReceiver,
     latest: watch::Sender<Option<Report>>,
 ) {
     let mut first = true;
@@ -149,14 +150,14 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_latest_report_waits_for_a_slow_client() {
-        let (sender, values) = mpsc::unbounded_channel();
+        let (sender, values) = progress_channel();
         let (latest, mut shown) = watch::channel(None);
         for i in 0..10_000 {
-            sender
-                .send(json!({"kind": "report", "percentage": i % 100, "message": format!("{i}")}))
-                .unwrap();
+            assert!(sender.send(
+                json!({"kind": "report", "percentage": i % 100, "message": format!("{i}")})
+            ));
         }
-        sender.send(json!({"kind": "something-new"})).unwrap();
+        assert!(sender.send(json!({"kind": "something-new"})));
         drop(sender);
         coalesce(values, latest).await;
         assert!(shown.changed().await.is_ok(), "one value to show");

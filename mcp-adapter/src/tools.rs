@@ -31,7 +31,6 @@ use rmcp::service::{Peer, RequestContext};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::error::Error;
 use crate::policy::{self, McpPolicy};
@@ -190,7 +189,7 @@ impl Call {
     where
         F: Future<Output = bridge_core::Result<T>>,
     {
-        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let (sender, mut receiver) = bridge_core::peer::progress_channel();
         let options = CallOptions {
             timeout,
             progress: self.progress.is_some().then_some(sender),
