@@ -20,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
         let config = ClientConfig {
             request_timeout: Duration::from_secs(60),
             max_frame: 4096,
+            ..ClientConfig::default()
         };
         let probe: bridge_core::host::ExitProbe =
             Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
