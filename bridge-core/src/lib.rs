@@ -28,6 +28,6 @@ pub use host::process::{DEFAULT_HOST_COMMAND, HostCommand, HostConfig, HostProce
 pub use host::{
     CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor,
 };
+pub use peer::{Peer, PeerConfig};
 pub use source::HostSource;
 pub use worktree::Worktree;
-pub use peer::{Peer, PeerConfig};
