@@ -8,7 +8,6 @@ use bridge_core::peer::ProgressSender;
 use bridge_core::proto::{AdvisoryCallSite, Decision};
 use bridge_core::worktree::{Evaluate, Scope};
 use bridge_core::{CallOptions, FailClass, HostSource, Worktree};
-use serde_json::Value;
 
 /// Why an evaluation got no answer: the failClass and what happened.
 #[derive(Clone, Debug, PartialEq, Eq)]

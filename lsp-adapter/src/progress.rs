@@ -39,10 +39,7 @@ pub(crate) fn relay(client: Client, title: String) -> ProgressSender {
 }
 
 /// Keeps only the latest report; the slot's sender is dropped (ending the progress) with `values`.
-async fn coalesce(
-    mut values: ProgressReceiver,
-    latest: watch::Sender<Option<Report>>,
-) {
+async fn coalesce(mut values: ProgressReceiver, latest: watch::Sender<Option<Report>>) {
     let mut first = true;
     while let Some(value) = values.recv().await {
         let report = match report(&value) {
@@ -153,9 +150,11 @@ mod tests {
         let (sender, values) = progress_channel();
         let (latest, mut shown) = watch::channel(None);
         for i in 0..10_000 {
-            assert!(sender.send(
-                json!({"kind": "report", "percentage": i % 100, "message": format!("{i}")})
-            ));
+            assert!(
+                sender.send(
+                    json!({"kind": "report", "percentage": i % 100, "message": format!("{i}")})
+                )
+            );
         }
         assert!(sender.send(json!({"kind": "something-new"})));
         drop(sender);
