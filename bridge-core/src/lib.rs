@@ -2,6 +2,7 @@
 //!
 //! Layers, bottom up, each knowing nothing of the ones above it: [`framing`] (NDJSON frames),
 //! [`jsonrpc`] (envelopes), [`peer`] (a JSON-RPC peer, both directions, no method of its own),
+//! [`child`] (a child process with a peer on its stdio),
 //! [`proto`] (the outer seam on the wire), [`model`] (what front ends show), [`host`] (the typed
 //! host client, the host process and its handshake, supervision), [`changeset`] (working tree → ChangeSet),
 //! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
@@ -11,6 +12,7 @@
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
 
 pub mod changeset;
+pub mod child;
 pub mod confine;
 mod error;
 pub mod framing;

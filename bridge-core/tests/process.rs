@@ -62,3 +62,79 @@ async fn the_handshake_refuses_an_unsupported_outer_protocol() {
         "{err}"
     );
 }
+
+/// Whether a process has ended (gone, or a zombie nobody has reaped yet).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits until `pid` has ended; false if it is still running after 10 s.
+async fn ends(pid: u32) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !ended(pid) {
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// A host script that first starts a helper in its process group and writes the helper's pid.
+fn with_helper(rest: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("helper.pid");
+    let script = format!(
+        "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > '{}'; {rest}",
+        pid_file.display()
+    );
+    (dir, pid_file, script)
+}
+
+async fn helper_pid(pid_file: &Path) -> u32 {
+    // The host writes it first thing, before it reads anything.
+    for _ in 0..500 {
+        if let Ok(text) = std::fs::read_to_string(pid_file)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the host never wrote its helper's pid");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_helper_in_the_host_group_does_not_outlive_an_orderly_shutdown() {
+    // Answers `shutdown` and exits on EOF like a good host, but leaves its helper running.
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+    let (_dir, pid_file, script) =
+        with_helper(&format!("read line; echo '{answer}'; cat >/dev/null"));
+    let process = HostProcess::spawn(&sh(&script)).unwrap();
+    let helper = helper_pid(&pid_file).await;
+    assert!(!ended(helper));
+    assert_eq!(process.shutdown().await, ExitStatus::Code(0));
+    assert!(ends(helper).await, "helper {helper} outlived the host");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_helper_in_the_host_group_does_not_outlive_a_host_crash() {
+    let (_dir, pid_file, script) = with_helper("read line; exit 4");
+    let process = HostProcess::spawn(&sh(&script)).unwrap();
+    let helper = helper_pid(&pid_file).await;
+    let err = process.client().status().await.unwrap_err();
+    assert!(matches!(err, Error::HostExited { .. }), "{err}");
+    // The process handle is still held: the crash alone ends the helper.
+    assert!(
+        ends(helper).await,
+        "helper {helper} outlived the crashed host"
+    );
+    drop(process);
+}

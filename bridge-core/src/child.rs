@@ -1,0 +1,317 @@
+//! A child process that speaks JSON-RPC on its stdio: spawn, stderr drain, process group, and the
+//! fixed shutdown escalation. Knows no ASP: what the child is asked, and answers, is the caller's.
+//!
+//! The child runs in its own process group with piped stdio. Its stderr goes to `tracing` (the tail
+//! is kept for error messages). Shutdown: a `shutdown` request (≤ 2 s), close stdin, wait until 2 s
+//! are over, SIGTERM the group, SIGKILL at 5 s; once the child is gone, whatever is left in its group
+//! (helpers it started) is killed too, however the child ended. Dropping a [`ChildPeer`] kills the
+//! group at once. On Linux the child also gets SIGKILL when the thread that spawned it dies (so a
+//! bridge killed with SIGKILL leaves no child); the child's own children are not covered by that:
+//! only an orderly end or a drop reaches them.
+
+use std::borrow::Borrow;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::error::{Error, ExitStatus, Result};
+use crate::peer::{CallOptions, ExitProbe, Handler, Peer, PeerConfig};
+
+/// Lines of stderr kept for error messages.
+const STDERR_TAIL_LINES: usize = 12;
+/// Longest stderr line kept or logged, in bytes.
+const STDERR_LINE_MAX: usize = 2048;
+/// Read buffer of the child's stdout.
+const READ_BUFFER: usize = 64 * 1024;
+
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+const SHUTDOWN_TOTAL: Duration = Duration::from_secs(5);
+/// The method asked first on shutdown.
+const SHUTDOWN_METHOD: &str = "shutdown";
+
+/// What to run: a program, its arguments and its working directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+}
+
+impl ChildSpec {
+    pub fn new(program: impl Into<String>, args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
+        ChildSpec {
+            program: program.into(),
+            args,
+            cwd: cwd.into(),
+        }
+    }
+}
+
+/// A running child process and the peer on its stdio.
+pub struct ChildPeer {
+    peer: Peer,
+    child: Arc<tokio::sync::Mutex<Child>>,
+    pid: Option<u32>,
+    program: String,
+    finished: bool,
+}
+
+impl std::fmt::Debug for ChildPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildPeer")
+            .field("program", &self.program)
+            .field("pid", &self.pid)
+            .finish()
+    }
+}
+
+impl ChildPeer {
+    /// Spawns the child and connects a peer to its stdio; incoming requests go to `handler`. No
+    /// message is sent yet. Call it from a runtime worker thread (not `spawn_blocking`): on Linux the
+    /// child is killed when the spawning thread ends.
+    pub fn spawn(
+        spec: impl Borrow<ChildSpec>,
+        config: PeerConfig,
+        handler: Arc<dyn Handler>,
+    ) -> Result<ChildPeer> {
+        let spec = spec.borrow();
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        die_with_parent(&mut command);
+        let mut child = command.spawn().map_err(|source| Error::Spawn {
+            program: spec.program.clone(),
+            source,
+        })?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(Error::Unavailable(format!(
+                "{}: stdio was not piped",
+                spec.program
+            )));
+        };
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let drained = tokio::spawn(drain_stderr(stderr, tail.clone()));
+        let child = Arc::new(tokio::sync::Mutex::new(child));
+        let probe = exit_probe(child.clone(), pid, drained, tail);
+        let peer = Peer::connect(
+            BufReader::with_capacity(READ_BUFFER, stdout),
+            stdin,
+            config,
+            handler,
+            probe,
+        );
+        tracing::debug!(program = %spec.program, pid, "child started");
+        Ok(ChildPeer {
+            peer,
+            child,
+            pid,
+            program: spec.program.clone(),
+            finished: false,
+        })
+    }
+
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Stops the child with the fixed escalation, starting with a `shutdown` request, and returns
+    /// how it ended; at most about 5 s.
+    pub async fn shutdown(self) -> ExitStatus {
+        self.end(true).await
+    }
+
+    /// Stops the child without asking: stdin is closed at once and the escalation runs from there
+    /// (for a child that never answered, e.g. a failed handshake).
+    pub async fn stop(self) -> ExitStatus {
+        self.end(false).await
+    }
+
+    async fn end(mut self, ask: bool) -> ExitStatus {
+        let started = Instant::now();
+        if ask && !self.peer.is_closed() {
+            let options = CallOptions {
+                timeout: Some(SHUTDOWN_GRACE),
+                progress: None,
+            };
+            let _ = self
+                .peer
+                .request_raw::<()>(SHUTDOWN_METHOD, None, options)
+                .await;
+        }
+        self.peer.close_input();
+        let status = self.escalate(started).await;
+        // Whatever the child did, nothing it started outlives it.
+        signal_group(self.pid, Signal::Kill);
+        self.finished = true;
+        status
+    }
+
+    async fn escalate(&self, started: Instant) -> ExitStatus {
+        let mut child = self.child.lock().await;
+        if let Ok(Ok(status)) = tokio::time::timeout(
+            SHUTDOWN_GRACE.saturating_sub(started.elapsed()),
+            child.wait(),
+        )
+        .await
+        {
+            return exit_status(status);
+        }
+        tracing::warn!(program = %self.program, pid = self.pid, "still running after shutdown; sending SIGTERM");
+        signal_group(self.pid, Signal::Term);
+        if let Ok(Ok(status)) = tokio::time::timeout(
+            SHUTDOWN_TOTAL.saturating_sub(started.elapsed()),
+            child.wait(),
+        )
+        .await
+        {
+            return exit_status(status);
+        }
+        tracing::warn!(program = %self.program, pid = self.pid, "ignored SIGTERM; sending SIGKILL");
+        signal_group(self.pid, Signal::Kill);
+        let _ = child.start_kill();
+        match child.wait().await {
+            Ok(status) => exit_status(status),
+            Err(_) => ExitStatus::Unknown,
+        }
+    }
+}
+
+impl Drop for ChildPeer {
+    fn drop(&mut self) {
+        if !self.finished {
+            // `kill_on_drop` ends the child itself; this also ends whatever it started.
+            signal_group(self.pid, Signal::Kill);
+        }
+    }
+}
+
+fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatus::Code(code),
+        (None, Some(signal)) => ExitStatus::Signal(signal),
+        (None, None) => ExitStatus::Unknown,
+    }
+}
+
+fn exit_probe(
+    child: Arc<tokio::sync::Mutex<Child>>,
+    pid: Option<u32>,
+    drained: tokio::task::JoinHandle<()>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) -> ExitProbe {
+    Box::new(move || {
+        Box::pin(async move {
+            // A child that closes stdout is normally exiting: give it a moment to be reaped.
+            let grace = Duration::from_millis(500);
+            let status = {
+                let mut child = child.lock().await;
+                match tokio::time::timeout(grace, child.wait()).await {
+                    Ok(Ok(status)) => exit_status(status),
+                    _ => ExitStatus::StillRunning,
+                }
+            };
+            if status != ExitStatus::StillRunning {
+                // The child is gone: so is anything it left in its group.
+                signal_group(pid, Signal::Kill);
+                let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
+            }
+            let tail = tail
+                .lock()
+                .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+                .unwrap_or_default();
+            (status, tail)
+        })
+    })
+}
+
+async fn drain_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(STDERR_LINE_MAX as u64)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end();
+        if text.is_empty() {
+            continue;
+        }
+        tracing::debug!(target: "asp_bridge::host_stderr", "{text}");
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(text.to_owned());
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// Sends a signal to the child's process group (its pid, since it leads its own group). The group
+/// id stays reserved while any member lives, so this reaches only what the child left behind.
+#[allow(unsafe_code)]
+fn signal_group(pid: Option<u32>, signal: Signal) {
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) else {
+        return;
+    };
+    let signal = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: kill(2) with a negative pid only sends a signal to that process group; no memory is shared.
+    unsafe {
+        libc::kill(-pid, signal);
+    }
+}
+
+/// On Linux, asks the kernel to SIGKILL the child when the spawning thread dies, so a parent killed
+/// with SIGKILL leaves no orphan (the child's own children are out of reach of this).
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: prctl and getppid are async-signal-safe; the closure allocates nothing.
+        unsafe {
+            command.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
