@@ -99,7 +99,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 self.end_line();
                 return Ok(true);
             }
-            let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+            let (chunk, found) = match memchr::memchr(b'\n', buf) {
                 Some(at) => (&buf[..at], Some(at + 1)),
                 None => (buf, None),
             };
