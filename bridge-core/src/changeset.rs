@@ -1,25 +1,44 @@
 //! ChangeSets from a git working tree against the host's baseline.
 //!
 //! Before-content comes from git: the baseline's tree when its `rev` names a git tree or commit,
-//! otherwise `HEAD` (or the empty tree in a repository without commits). After-content is the file on
-//! disk. Blob ids are `blob:sha256:<hex of the raw bytes>`. The outer seam has no blob upload, so only
-//! content on disk can be evaluated. Nothing here writes to the repository.
+//! otherwise `HEAD` (or the empty tree in a repository without commits). After-content is what the
+//! working tree holds, read without following links ([`disk`]). Blob ids are
+//! `blob:sha256:<hex of the raw bytes>`: of a file's bytes, of a symlink's target (as git stores it),
+//! of a submodule's commit id in hex (a gitlink's "blob"). FIFOs, sockets and devices are never opened
+//! and are listed as skipped. One `git status` per evaluation finds the changes ([`git`]); what the
+//! baseline names and the ids of before-blobs are cached across evaluations ([`Cache`]). The outer
+//! seam has no blob upload, so only content on disk can be evaluated. Nothing here writes to the
+//! repository.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod disk;
+mod git;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::proto::{Change, ChangeKind, ChangeSet};
+use disk::Found;
+use git::{GITLINK, Git, Object};
 
-/// git's empty tree, the base of a repository without commits.
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// How long building one changeset may take (git, and hashing what changed).
+const DEADLINE: Duration = Duration::from_secs(60);
+/// Baselines and before-blob ids remembered; past this the cache starts over.
+const CACHED_BASES: usize = 64;
+const CACHED_BLOBS: usize = 8192;
 
 /// The ASP blob id of some bytes.
 pub fn blob_id(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    hex_id(&Sha256::digest(bytes))
+}
+
+fn hex_id(digest: &[u8]) -> String {
     let mut id = String::with_capacity(12 + 64);
     id.push_str("blob:sha256:");
     for byte in digest {
@@ -28,161 +47,319 @@ pub fn blob_id(bytes: &[u8]) -> String {
     id
 }
 
-/// The changes of the working tree of `repo` against `baseline`, limited to `paths` when given
-/// (repo-relative, already confined by the caller). Blocking: run it off the async executor.
-pub fn from_working_tree(
-    repo: &Path,
+/// A changeset and what could not go into it.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub changeset: ChangeSet,
+    /// Paths left out because they hold nothing to hash (a FIFO, a socket, a device, a nested
+    /// repository), with why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A path of the working tree that was not evaluated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: String,
+    pub why: String,
+}
+
+/// What stays true between evaluations of one working tree: where it sits in its repository, what
+/// each baseline names, the ids of before-blobs (content-addressed, so never stale).
+#[derive(Debug, Default)]
+pub(crate) struct Cache {
+    prefix: Mutex<Option<String>>,
+    bases: Mutex<HashMap<String, BaseRef>>,
+    blobs: Mutex<HashMap<String, String>>,
+    /// git processes started, for tests and logs.
+    pub(crate) git_runs: AtomicU64,
+}
+
+/// The git object a baseline names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum BaseRef {
+    /// Nothing git knows: compare with `HEAD` (or nothing, before the first commit).
+    Head,
+    Commit(String),
+    Tree(String),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Cache {
+    /// The working tree's path inside its repository (`""` at the top, else ending with `/`).
+    async fn prefix(&self, git: &Git<'_>) -> Result<String> {
+        if let Some(prefix) = lock(&self.prefix).clone() {
+            return Ok(prefix);
+        }
+        let out = git.run(&["rev-parse", "--show-prefix"]).await?;
+        let prefix = String::from_utf8_lossy(&out)
+            .trim_end_matches('\n')
+            .to_owned();
+        *lock(&self.prefix) = Some(prefix.clone());
+        Ok(prefix)
+    }
+
+    /// What `rev` names, looked up once per baseline.
+    async fn base(&self, git: &Git<'_>, rev: &str) -> Result<BaseRef> {
+        if let Some(base) = lock(&self.bases).get(rev) {
+            return Ok(base.clone());
+        }
+        let named = ["git:tree:", "git:commit:", "git:", "tree:", "commit:"]
+            .iter()
+            .find_map(|prefix| rev.strip_prefix(prefix))
+            .unwrap_or(rev);
+        let looks_like_object =
+            !named.is_empty() && named.len() <= 64 && named.bytes().all(|b| b.is_ascii_hexdigit());
+        let base = if !looks_like_object {
+            BaseRef::Head
+        } else if let Some(commit) = git.peel(named, "commit").await? {
+            BaseRef::Commit(commit)
+        } else if let Some(tree) = git.peel(named, "tree").await? {
+            BaseRef::Tree(tree)
+        } else {
+            BaseRef::Head
+        };
+        let mut bases = lock(&self.bases);
+        if bases.len() >= CACHED_BASES {
+            bases.clear();
+        }
+        bases.insert(rev.to_owned(), base.clone());
+        Ok(base)
+    }
+
+    /// The ASP blob ids of these git blobs, asking git only for those not seen before.
+    async fn blob_ids(&self, git: &Git<'_>, oids: Vec<String>) -> Result<HashMap<String, String>> {
+        let mut known = HashMap::new();
+        let mut missing = Vec::new();
+        {
+            let blobs = lock(&self.blobs);
+            for oid in oids {
+                match blobs.get(&oid) {
+                    Some(id) => {
+                        known.insert(oid, id.clone());
+                    }
+                    None if !missing.contains(&oid) => missing.push(oid),
+                    None => {}
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(known);
+        }
+        let ids = git.blob_ids(&missing).await?;
+        let mut blobs = lock(&self.blobs);
+        if blobs.len() + missing.len() > CACHED_BLOBS {
+            blobs.clear();
+        }
+        for (oid, id) in missing.into_iter().zip(ids) {
+            blobs.insert(oid.clone(), id.clone());
+            known.insert(oid, id);
+        }
+        Ok(known)
+    }
+}
+
+/// One path's two sides while the changeset is assembled.
+#[derive(Debug, Default)]
+struct Entry {
+    before: Option<Object>,
+    /// The working tree has something there.
+    after: bool,
+    /// ...and git sees a submodule there.
+    gitlink: bool,
+}
+
+/// The changes of the working tree at `root` against `baseline`, limited to `paths` when given
+/// (repo-relative, already confined by the caller).
+pub(crate) async fn build(
+    root: &Path,
+    cache: &Cache,
     baseline: &Value,
     paths: Option<&[String]>,
-) -> Result<ChangeSet> {
+) -> Result<Built> {
+    let deadline = Instant::now() + DEADLINE;
+    let git = Git {
+        dir: root,
+        deadline,
+        runs: &cache.git_runs,
+    };
+    let prefix = cache.prefix(&git).await?;
     let rev = baseline
         .get("rev")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let base = base_tree(repo, rev)?;
-    // `--relative`: paths relative to `repo` even when it is a subdirectory of the repository.
-    let mut diff_args = vec![
-        "diff",
-        "--relative",
-        "--name-status",
-        "-z",
-        "--no-renames",
-        "--no-ext-diff",
-        &base,
-        "--",
-    ];
-    let mut ls_args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
-    if let Some(paths) = paths {
-        diff_args.extend(paths.iter().map(String::as_str));
-        ls_args.extend(paths.iter().map(String::as_str));
-    }
-    let diff = git(repo, &diff_args)?;
-    let untracked = git(repo, &ls_args)?;
+    let base = cache.base(&git, rev).await?;
+    let pathspecs: Vec<&str> = match paths {
+        Some(paths) => paths.iter().map(String::as_str).collect(),
+        None => vec!["."],
+    };
+    let status = git.status(&pathspecs).await?;
+    let tracked = match &base {
+        BaseRef::Commit(commit) if status.head.as_ref() == Some(commit) => status.tracked,
+        BaseRef::Head => status.tracked,
+        BaseRef::Commit(oid) | BaseRef::Tree(oid) => git.diff_index(oid, &pathspecs).await?,
+    };
 
-    let mut changes = Vec::new();
-    let mut fields = diff.split(|&b| b == 0).filter(|f| !f.is_empty());
-    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
-        let path = String::from_utf8_lossy(path).into_owned();
-        let change = match status.first() {
-            Some(b'A') => create(repo, path)?,
-            Some(b'D') => Change {
-                before: Some(base_blob(repo, &base, &path)?),
-                ..change(path, ChangeKind::Delete)
-            },
-            Some(_) => {
-                let before = base_blob(repo, &base, &path)?;
-                let after = disk_blob(repo, &path)?;
-                Change {
-                    before: Some(before),
-                    after: Some(after),
-                    ..change(path, ChangeKind::Modify)
-                }
-            }
-            None => continue,
+    let relative = |path: &[u8]| path.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec);
+    let mut entries: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    for change in tracked {
+        let Some(path) = relative(&change.path) else {
+            continue;
         };
-        changes.push(change);
+        let entry = entries.entry(path).or_default();
+        entry.before = change.before;
+        entry.after = change.after_mode.is_some();
+        entry.gitlink = change.after_mode == Some(GITLINK);
     }
-    for path in untracked.split(|&b| b == 0).filter(|f| !f.is_empty()) {
-        changes.push(create(repo, String::from_utf8_lossy(path).into_owned())?);
-    }
-    changes.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(ChangeSet {
-        baseline: baseline.clone(),
-        changes,
-    })
-}
-
-fn change(path: String, kind: ChangeKind) -> Change {
-    Change {
-        path,
-        kind,
-        from: None,
-        before: None,
-        after: None,
-    }
-}
-
-fn create(repo: &Path, path: String) -> Result<Change> {
-    let after = disk_blob(repo, &path)?;
-    Ok(Change {
-        after: Some(after),
-        ..change(path, ChangeKind::Create)
-    })
-}
-
-/// The git tree the baseline names, else `HEAD`, else the empty tree.
-fn base_tree(repo: &Path, rev: &str) -> Result<String> {
-    let named = ["git:tree:", "git:commit:", "git:", "tree:", "commit:"]
-        .iter()
-        .find_map(|prefix| rev.strip_prefix(prefix))
-        .unwrap_or(rev);
-    let looks_like_object =
-        !named.is_empty() && named.len() <= 64 && named.bytes().all(|b| b.is_ascii_hexdigit());
-    for candidate in [looks_like_object.then_some(named), Some("HEAD")]
-        .into_iter()
-        .flatten()
-    {
-        if let Ok(tree) = git(
-            repo,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{candidate}^{{tree}}"),
-            ],
-        ) {
-            let tree = String::from_utf8_lossy(&tree).trim().to_owned();
-            if !tree.is_empty() {
-                return Ok(tree);
-            }
+    for path in status.untracked {
+        let Some(path) = relative(&path) else {
+            continue;
+        };
+        if let Some(dir) = path.strip_suffix(b"/") {
+            skipped.push(Skipped {
+                path: lossy(dir),
+                why: "a nested repository".to_owned(),
+            });
+        } else {
+            entries.entry(path).or_default().after = true;
         }
     }
-    // Not a repository at all is an input error; a repository without commits diffs against nothing.
-    git(repo, &["rev-parse", "--git-dir"])?;
-    Ok(EMPTY_TREE.to_owned())
-}
 
-fn base_blob(repo: &Path, tree: &str, path: &str) -> Result<String> {
-    // `./`: the path is relative to `repo`, which may be a subdirectory of the repository.
-    Ok(blob_id(&git(
-        repo,
-        &["cat-file", "blob", &format!("{tree}:./{path}")],
-    )?))
-}
+    let before_blobs: Vec<String> = entries
+        .values()
+        .filter_map(|e| e.before.as_ref())
+        .filter(|b| b.mode != GITLINK)
+        .map(|b| b.oid.clone())
+        .collect();
+    let before_ids = cache.blob_ids(&git, before_blobs).await?;
+    let mut afters = after_side(root, &git, &entries).await?;
 
-fn disk_blob(repo: &Path, path: &str) -> Result<String> {
-    let full = repo.join(path);
-    let bytes =
-        std::fs::read(&full).map_err(|e| Error::io(format!("reading {}", full.display()), e))?;
-    Ok(blob_id(&bytes))
-}
-
-fn git(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
-    // Paths are data, never pathspec magic or globs.
-    let output = Command::new("git")
-        .arg("--literal-pathspecs")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
-    if output.status.success() {
-        Ok(output.stdout)
-    } else {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        Err(Error::Git(format!(
-            "git {} failed: {}",
-            args.first().unwrap_or(&""),
-            stderr.trim()
-        )))
+    let mut changes = Vec::new();
+    for (path, entry) in entries {
+        let before = entry.before.as_ref().map(|b| match b.mode {
+            GITLINK => blob_id(b.oid.as_bytes()),
+            _ => before_ids.get(&b.oid).cloned().unwrap_or_default(),
+        });
+        let after = afters.remove(&path).unwrap_or(Found::Gone);
+        let path = lossy(&path);
+        let after = match after {
+            Found::Blob(id) => Some(id),
+            Found::Gone => None,
+            Found::Directory => {
+                skipped.push(Skipped {
+                    path,
+                    why: "a directory".to_owned(),
+                });
+                continue;
+            }
+            Found::Special(why) => {
+                skipped.push(Skipped {
+                    path,
+                    why: why.to_owned(),
+                });
+                continue;
+            }
+        };
+        let kind = match (&before, &after) {
+            (Some(b), Some(a)) if a == b => continue,
+            (Some(_), Some(_)) => ChangeKind::Modify,
+            (None, Some(_)) => ChangeKind::Create,
+            (Some(_), None) => ChangeKind::Delete,
+            (None, None) => continue,
+        };
+        changes.push(Change {
+            path,
+            kind,
+            from: None,
+            before,
+            after,
+        });
     }
+    for skip in &skipped {
+        tracing::info!(path = %skip.path, why = %skip.why, "left out of the changeset");
+    }
+    tracing::debug!(
+        git_runs = cache.git_runs.load(Ordering::Relaxed),
+        changes = changes.len(),
+        "changeset built"
+    );
+    Ok(Built {
+        changeset: ChangeSet {
+            baseline: baseline.clone(),
+            changes,
+        },
+        skipped,
+    })
+}
+
+/// The after-side of every entry that has one, read off the async threads; a checked-out submodule
+/// by its `HEAD` commit.
+async fn after_side(
+    root: &Path,
+    git: &Git<'_>,
+    entries: &BTreeMap<Vec<u8>, Entry>,
+) -> Result<HashMap<Vec<u8>, Found>> {
+    let wanted: Vec<(Vec<u8>, bool)> = entries
+        .iter()
+        .filter(|(_, e)| e.after)
+        .map(|(path, e)| (path.clone(), e.gitlink))
+        .collect();
+    let dir = root.to_path_buf();
+    let deadline = git.deadline;
+    let read = tokio::task::spawn_blocking(move || {
+        let mut found = Vec::with_capacity(wanted.len());
+        let mut submodules = Vec::new();
+        for (path, gitlink) in wanted {
+            let full = os_path(&path);
+            if gitlink && std::fs::symlink_metadata(dir.join(&full).join(".git")).is_ok() {
+                submodules.push(path);
+            } else {
+                found.push((path, disk::read(&dir, &full, deadline)?));
+            }
+        }
+        Ok::<_, Error>((found, submodules))
+    });
+    let (found, submodules) = read
+        .await
+        .map_err(|e| Error::Unavailable(format!("reading the working tree stopped: {e}")))??;
+    let mut found: HashMap<Vec<u8>, Found> = found.into_iter().collect();
+    for path in submodules {
+        let dir = root.join(os_path(&path));
+        let inner = Git {
+            dir: &dir,
+            deadline: git.deadline,
+            runs: git.runs,
+        };
+        let commit = inner.peel("HEAD", "commit").await?;
+        let after = commit.map_or(Found::Directory, |c| Found::Blob(blob_id(c.as_bytes())));
+        found.insert(path, after);
+    }
+    Ok(found)
+}
+
+fn lossy(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).into_owned()
+}
+
+#[cfg(unix)]
+fn os_path(path: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt as _;
+    PathBuf::from(std::ffi::OsStr::from_bytes(path))
+}
+
+#[cfg(not(unix))]
+fn os_path(path: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(path).into_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::process::Command;
 
     fn sh(repo: &Path, args: &[&str]) {
         let ok = Command::new("git")
@@ -204,6 +381,16 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
+    fn rev_parse(repo: &Path, rev: &str) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["rev-parse", rev])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         sh(dir.path(), &["init", "-q"]);
@@ -223,6 +410,24 @@ mod tests {
         );
     }
 
+    /// The changeset of `dir`'s working tree, built as an evaluation builds it.
+    fn changes(dir: &Path, baseline: &Value, paths: Option<&[String]>) -> Result<ChangeSet> {
+        built(dir, &Cache::default(), baseline, paths).map(|b| b.changeset)
+    }
+
+    fn built(
+        dir: &Path,
+        cache: &Cache,
+        baseline: &Value,
+        paths: Option<&[String]>,
+    ) -> Result<Built> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(build(dir, cache, baseline, paths))
+    }
+
     #[test]
     fn working_tree_changes_against_head() {
         let dir = repo();
@@ -230,7 +435,7 @@ mod tests {
         std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
         std::fs::write(dir.path().join("fresh ü.txt"), "hi\n").unwrap();
         let baseline = json!({"rev": "tree:not-a-git-object"});
-        let set = from_working_tree(dir.path(), &baseline, None).unwrap();
+        let set = changes(dir.path(), &baseline, None).unwrap();
         assert_eq!(
             set.baseline, baseline,
             "the baseline is echoed as the host issued it"
@@ -261,12 +466,10 @@ mod tests {
     #[test]
     fn a_baseline_naming_a_commit_is_used_as_the_base() {
         let dir = repo();
-        let head = git(dir.path(), &["rev-parse", "HEAD"]).unwrap();
-        let head = String::from_utf8(head).unwrap().trim().to_owned();
+        let head = rev_parse(dir.path(), "HEAD");
         std::fs::write(dir.path().join("edited.txt"), "v2\n").unwrap();
         sh(dir.path(), &["commit", "-q", "-am", "second"]);
-        let set =
-            from_working_tree(dir.path(), &json!({"rev": format!("git:{head}")}), None).unwrap();
+        let set = changes(dir.path(), &json!({"rev": format!("git:{head}")}), None).unwrap();
         assert_eq!(
             set.changes.len(),
             1,
@@ -283,7 +486,7 @@ mod tests {
         let dir = repo();
         std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
         let only = ["kept.txt".to_owned()];
-        let set = from_working_tree(dir.path(), &json!({"rev": "x"}), Some(&only)).unwrap();
+        let set = changes(dir.path(), &json!({"rev": "x"}), Some(&only)).unwrap();
         assert!(set.changes.is_empty());
     }
 
@@ -296,7 +499,7 @@ mod tests {
         sh(dir.path(), &["commit", "-q", "-m", "sub"]);
         std::fs::write(dir.path().join("sub/inner.txt"), "two\n").unwrap();
         std::fs::write(dir.path().join("sub/new.txt"), "n\n").unwrap();
-        let set = from_working_tree(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
+        let set = changes(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
         let paths: Vec<_> = set.changes.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["inner.txt", "new.txt"]);
         assert_eq!(
@@ -310,7 +513,7 @@ mod tests {
         let dir = repo();
         std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
         let glob = ["*.txt".to_owned()];
-        let set = from_working_tree(dir.path(), &json!({"rev": "x"}), Some(&glob)).unwrap();
+        let set = changes(dir.path(), &json!({"rev": "x"}), Some(&glob)).unwrap();
         assert!(
             set.changes.is_empty(),
             "`*.txt` names a file called `*.txt`, not every text file"
@@ -320,7 +523,153 @@ mod tests {
     #[test]
     fn outside_a_repository_is_an_input_error() {
         let dir = tempfile::tempdir().unwrap();
-        let err = from_working_tree(dir.path(), &json!({"rev": "x"}), None).unwrap_err();
+        let err = changes(dir.path(), &json!({"rev": "x"}), None).unwrap_err();
         assert_eq!(err.fail_class(), crate::FailClass::Input);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_hashed_as_their_target_and_never_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = repo();
+        let root = dir.path();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        let links = [
+            ("zero", "/dev/zero"),
+            ("stdin", "/dev/stdin"),
+            ("passwd", "/etc/passwd"),
+            ("dangling", "no/such/file"),
+            ("to-dir", "dir"),
+        ];
+        for (name, target) in links {
+            symlink(target, root.join(name)).unwrap();
+        }
+        // git lists no untracked FIFO; a tracked file replaced by one is listed as modified.
+        for fifo in ["untracked-fifo", "edited.txt"] {
+            std::fs::remove_file(root.join(fifo)).ok();
+            let made = Command::new("mkfifo")
+                .arg(root.join(fifo))
+                .status()
+                .unwrap();
+            assert!(made.success());
+        }
+        let built = built(root, &Cache::default(), &json!({"rev": "x"}), None).unwrap();
+        let got: Vec<_> = built
+            .changeset
+            .changes
+            .iter()
+            .map(|c| (c.path.as_str(), c.kind.clone(), c.after.clone()))
+            .collect();
+        let mut want: Vec<_> = links
+            .iter()
+            .map(|(name, target)| (*name, ChangeKind::Create, Some(blob_id(target.as_bytes()))))
+            .collect();
+        want.sort_by(|a, b| a.0.cmp(b.0));
+        assert_eq!(
+            got, want,
+            "a link's blob is its target's bytes, as git stores it"
+        );
+        assert_eq!(
+            built.skipped,
+            [Skipped {
+                path: "edited.txt".into(),
+                why: "a FIFO".into()
+            }],
+            "a FIFO is never opened, only reported"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_tracked_file_replaced_by_a_link_is_a_modify_to_the_link_target() {
+        let dir = repo();
+        std::fs::remove_file(dir.path().join("edited.txt")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("edited.txt")).unwrap();
+        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
+        assert_eq!(set.changes.len(), 1);
+        assert_eq!(set.changes[0].kind, ChangeKind::Modify);
+        assert_eq!(
+            set.changes[0].before.as_deref(),
+            Some(blob_id(b"old\n").as_str())
+        );
+        assert_eq!(
+            set.changes[0].after.as_deref(),
+            Some(blob_id(b"/dev/zero").as_str())
+        );
+    }
+
+    #[test]
+    fn a_submodule_at_another_commit_is_a_gitlink_change() {
+        let upstream = repo();
+        let first = rev_parse(upstream.path(), "HEAD");
+        std::fs::write(upstream.path().join("edited.txt"), "v2\n").unwrap();
+        sh(upstream.path(), &["commit", "-q", "-am", "second"]);
+        let second = rev_parse(upstream.path(), "HEAD");
+        let dir = repo();
+        let source = upstream.path().to_str().unwrap();
+        sh(
+            dir.path(),
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                source,
+                "sub",
+            ],
+        );
+        sh(dir.path(), &["commit", "-q", "-m", "with a submodule"]);
+        sh(&dir.path().join("sub"), &["checkout", "-q", &first]);
+        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
+        assert_eq!(set.changes.len(), 1, "{set:?}");
+        let sub = &set.changes[0];
+        assert_eq!((sub.path.as_str(), &sub.kind), ("sub", &ChangeKind::Modify));
+        assert_eq!(
+            sub.before.as_deref(),
+            Some(blob_id(second.as_bytes()).as_str())
+        );
+        assert_eq!(
+            sub.after.as_deref(),
+            Some(blob_id(first.as_bytes()).as_str())
+        );
+    }
+
+    #[test]
+    fn a_large_file_is_hashed_as_it_streams() {
+        let dir = repo();
+        let big = std::fs::File::create(dir.path().join("big.bin")).unwrap();
+        big.set_len(3 * 1024 * 1024 + 7).unwrap();
+        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
+        let want = blob_id(&vec![0u8; 3 * 1024 * 1024 + 7]);
+        assert_eq!(set.changes[0].after.as_deref(), Some(want.as_str()));
+    }
+
+    #[test]
+    fn later_evaluations_run_one_git_process_and_look_the_baseline_up_once() {
+        let dir = repo();
+        let head = rev_parse(dir.path(), "HEAD");
+        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
+        std::fs::write(dir.path().join("fresh.txt"), "hi\n").unwrap();
+        let cache = Cache::default();
+        let baseline = json!({"rev": format!("git:commit:{head}")});
+        let runs = || cache.git_runs.load(Ordering::Relaxed);
+        let first = built(dir.path(), &cache, &baseline, None).unwrap();
+        assert_eq!(first.changeset.changes.len(), 2);
+        let after_first = runs();
+        for round in 1..=3 {
+            std::fs::write(dir.path().join("edited.txt"), format!("round {round}\n")).unwrap();
+            let again = built(dir.path(), &cache, &baseline, None).unwrap();
+            assert_eq!(again.changeset.changes.len(), 2);
+            assert_eq!(
+                runs() - after_first,
+                round,
+                "one `git status` per evaluation once the baseline and before-blobs are known"
+            );
+        }
+        let path = ["edited.txt".to_owned()];
+        let before = runs();
+        built(dir.path(), &cache, &baseline, Some(&path)).unwrap();
+        assert_eq!(runs() - before, 1, "a single file costs one process too");
     }
 }

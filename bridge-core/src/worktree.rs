@@ -5,11 +5,12 @@
 //! [`Worktree::evaluate`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::changeset;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::host::{CallOptions, HostClient};
 use crate::proto::{AdvisoryCallSite, Comparison, Decision};
 
@@ -17,6 +18,8 @@ use crate::proto::{AdvisoryCallSite, Comparison, Decision};
 #[derive(Clone, Debug)]
 pub struct Worktree {
     root: PathBuf,
+    /// What stays true between evaluations (baselines looked up, before-blob ids).
+    cache: Arc<changeset::Cache>,
 }
 
 /// What to evaluate and how. Start from [`Evaluate::at`] and set what differs.
@@ -64,6 +67,8 @@ pub struct Evaluation {
     pub decision: Decision,
     /// How many files the changeset held.
     pub changed_files: usize,
+    /// Paths of the working tree left out (a FIFO, a socket, a device, a nested repository).
+    pub skipped: Vec<changeset::Skipped>,
 }
 
 impl Evaluate {
@@ -82,11 +87,30 @@ impl Evaluate {
 impl Worktree {
     /// The working tree at `root` (canonical, absolute; a repository or a directory inside one).
     pub fn new(root: impl Into<PathBuf>) -> Worktree {
-        Worktree { root: root.into() }
+        Worktree {
+            root: root.into(),
+            cache: Arc::default(),
+        }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The changeset of the working tree against `baseline` (echoed as the host issued it).
+    pub async fn changeset(&self, baseline: &Value, scope: &Scope) -> Result<changeset::Built> {
+        let paths = match scope {
+            Scope::Changes => None,
+            Scope::Paths(paths) => Some(paths.as_slice()),
+        };
+        changeset::build(&self.root, &self.cache, baseline, paths).await
+    }
+
+    /// How many git processes this working tree's changesets have started so far.
+    pub fn git_runs(&self) -> u64 {
+        self.cache
+            .git_runs
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Asks `client`'s host for its decision on the working tree; `call` carries the evaluation's
@@ -108,16 +132,8 @@ impl Worktree {
             Some(baseline) => baseline,
             None => client.status().await?.value.workspace.baseline,
         };
-        let root = self.root.clone();
-        let changeset = tokio::task::spawn_blocking(move || {
-            let paths = match &scope {
-                Scope::Changes => None,
-                Scope::Paths(paths) => Some(paths.as_slice()),
-            };
-            changeset::from_working_tree(&root, &baseline, paths)
-        })
-        .await
-        .map_err(|e| Error::Unavailable(format!("building the changeset stopped: {e}")))??;
+        let built = self.changeset(&baseline, &scope).await?;
+        let changeset = built.changeset;
         let changed_files = changeset.changes.len();
         let reply = client
             .evaluate_changeset(call_site, changeset, Some(comparison), call)
@@ -125,6 +141,7 @@ impl Worktree {
         Ok(Evaluation {
             decision: reply.value,
             changed_files,
+            skipped: built.skipped,
         })
     }
 }

@@ -6,8 +6,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use bridge_core::changeset::from_working_tree;
+use bridge_core::Worktree;
 use bridge_core::proto::{AdvisoryCallSite, Comparison};
+use bridge_core::worktree::Scope;
 use bridge_core::{CallOptions, ClientConfig, ExitStatus, HostClient};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -97,7 +98,11 @@ async fn evaluate_changeset_params_match_the_schema() {
     std::fs::remove_file(repo.join("gone.txt")).unwrap();
     std::fs::write(repo.join("new ü.txt"), "new\n").unwrap();
     let baseline = json!({"rev": "tree:abc123", "stampedAt": "2026-06-22T20:00:00Z"});
-    let changeset = from_working_tree(repo, &baseline, None).unwrap();
+    let changeset = Worktree::new(repo)
+        .changeset(&baseline, &Scope::Changes)
+        .await
+        .unwrap()
+        .changeset;
     assert_eq!(changeset.changes.len(), 3);
 
     for (call_site, comparison) in [

@@ -1,0 +1,449 @@
+//! The git processes a changeset needs, each with a deadline and a cap on what is read whole.
+//!
+//! One `git status --porcelain=v2` per evaluation lists every change with its modes and the
+//! before-blob ids at `HEAD` (a base other than `HEAD` adds one `git diff-index`). Lookups that do not
+//! change between evaluations (the workspace's prefix in the repository, what the baseline names) are
+//! cached by the caller. Before-content is streamed through `git cat-file --batch` into the hash.
+//! Every command runs with `--no-optional-locks` (never writes the index) and `--literal-pathspecs`
+//! (paths are data, never globs or magic).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::error::{Error, Result};
+
+/// Most bytes of a git listing read whole (status, diff-index, rev-parse).
+const MAX_LISTING: usize = 64 * 1024 * 1024;
+/// git's all-zero id: no object on that side.
+const ZERO: &str = "0000000000000000000000000000000000000000";
+
+/// Runs git in one directory, counting the processes it starts.
+#[derive(Debug)]
+pub(crate) struct Git<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) deadline: Instant,
+    pub(crate) runs: &'a AtomicU64,
+}
+
+/// One side of a tracked change: its git mode and object id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Object {
+    pub(crate) mode: u32,
+    pub(crate) oid: String,
+}
+
+/// A tracked path that differs between the base and the working tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Tracked {
+    /// Repository-relative (from the top level), as git printed it.
+    pub(crate) path: Vec<u8>,
+    /// In the base, if there.
+    pub(crate) before: Option<Object>,
+    /// The working tree's mode; `None` when the path is gone from it.
+    pub(crate) after_mode: Option<u32>,
+}
+
+/// What `git status` said.
+#[derive(Debug, Default)]
+pub(crate) struct Status {
+    /// The commit `HEAD` points at; `None` before the first commit.
+    pub(crate) head: Option<String>,
+    /// Changes against `HEAD`.
+    pub(crate) tracked: Vec<Tracked>,
+    /// Untracked files (directories end with `/`: nested repositories).
+    pub(crate) untracked: Vec<Vec<u8>>,
+}
+
+pub(crate) const GITLINK: u32 = 0o160000;
+
+impl Git<'_> {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("git");
+        command
+            .args(["--no-optional-locks", "--literal-pathspecs", "-C"])
+            .arg(self.dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    fn spawn(&self, mut command: Command, what: &str) -> Result<Child> {
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        command
+            .spawn()
+            .map_err(|e| Error::Git(format!("cannot run git {what}: {e}")))
+    }
+
+    fn timed_out(&self, what: &str) -> Error {
+        Error::Git(format!("git {what} did not finish in time"))
+    }
+
+    /// Runs `git args` and returns its stdout (at most [`MAX_LISTING`] bytes).
+    pub(crate) async fn run(&self, args: &[&str]) -> Result<Vec<u8>> {
+        let what = args.first().copied().unwrap_or_default();
+        let child = self.spawn(self.command(args), what)?;
+        let output = tokio::time::timeout_at(self.deadline.into(), capped_output(child))
+            .await
+            .map_err(|_| self.timed_out(what))?
+            .map_err(|e| Error::Git(format!("git {what}: {e}")))?;
+        let (status, stdout, stderr) = output;
+        if stdout.len() > MAX_LISTING {
+            return Err(Error::Git(format!(
+                "git {what} listed more than {} MiB",
+                MAX_LISTING >> 20
+            )));
+        }
+        if !status.success() {
+            let stderr = String::from_utf8_lossy(&stderr);
+            return Err(Error::Git(format!(
+                "git {what} failed: {}",
+                crate::text::untrusted(stderr.trim(), 400)
+            )));
+        }
+        Ok(stdout)
+    }
+
+    /// The working tree's changes against `HEAD` under `pathspecs`, untracked files included.
+    pub(crate) async fn status(&self, pathspecs: &[&str]) -> Result<Status> {
+        let mut args = vec![
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--branch",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=none",
+            "--",
+        ];
+        args.extend_from_slice(pathspecs);
+        parse_status(&self.run(&args).await?)
+    }
+
+    /// The tracked changes between the tree-ish `base` and the working tree under `pathspecs`.
+    pub(crate) async fn diff_index(&self, base: &str, pathspecs: &[&str]) -> Result<Vec<Tracked>> {
+        let mut args = vec!["diff-index", "--raw", "-z", "--no-renames", base, "--"];
+        args.extend_from_slice(pathspecs);
+        parse_diff_index(&self.run(&args).await?)
+    }
+
+    /// `rev`'s object id peeled to `kind` (`commit`, `tree`), if it names one.
+    pub(crate) async fn peel(&self, rev: &str, kind: &str) -> Result<Option<String>> {
+        let spec = format!("{rev}^{{{kind}}}");
+        match self.run(&["rev-parse", "--verify", "--quiet", &spec]).await {
+            Ok(out) => {
+                Ok(Some(String::from_utf8_lossy(&out).trim().to_owned())
+                    .filter(|oid| !oid.is_empty()))
+            }
+            Err(Error::Git(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The ASP blob ids (sha256 of the raw bytes) of these blobs, streamed through one
+    /// `git cat-file --batch`, in order.
+    pub(crate) async fn blob_ids(&self, oids: &[String]) -> Result<Vec<String>> {
+        let mut command = self.command(&["cat-file", "--batch"]);
+        command.stdin(Stdio::piped()).stderr(Stdio::null());
+        let mut child = self.spawn(command, "cat-file")?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let input: Vec<u8> = oids
+            .iter()
+            .flat_map(|o| [o.as_bytes(), b"\n"])
+            .flatten()
+            .copied()
+            .collect();
+        let feed = async move {
+            // A write error means git stopped early: reading its output says why.
+            let _ = stdin.write_all(&input).await;
+        };
+        let read = async {
+            let mut reader = BufReader::new(stdout);
+            let mut ids = Vec::with_capacity(oids.len());
+            for oid in oids {
+                ids.push(read_blob(&mut reader, oid).await?);
+            }
+            Ok::<_, Error>(ids)
+        };
+        let both = async { tokio::join!(feed, read).1 };
+        let ids = tokio::time::timeout_at(self.deadline.into(), both)
+            .await
+            .map_err(|_| self.timed_out("cat-file"))??;
+        let _ = child.wait().await;
+        Ok(ids)
+    }
+}
+
+/// Reads one `--batch` answer for `oid` and hashes its content as it streams.
+async fn read_blob<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    oid: &str,
+) -> Result<String> {
+    let broken = |why: &str| Error::Git(format!("git cat-file {why} for {oid}"));
+    let mut header = Vec::new();
+    (&mut *reader)
+        .take(256)
+        .read_until(b'\n', &mut header)
+        .await
+        .map_err(|e| broken(&e.to_string()))?;
+    let header = String::from_utf8_lossy(&header);
+    let mut fields = header.split_whitespace();
+    let (Some(_), Some(kind), Some(size)) = (fields.next(), fields.next(), fields.next()) else {
+        return Err(broken(&format!("answered {:?}", header.trim())));
+    };
+    let size: u64 = size.parse().map_err(|_| broken("gave no size"))?;
+    if kind != "blob" {
+        return Err(broken(&format!("found a {kind}")));
+    }
+    let mut hasher = Sha256::new();
+    let mut left = size;
+    let mut chunk = vec![0u8; 64 * 1024];
+    while left > 0 {
+        let want = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = reader
+            .read(&mut chunk[..want])
+            .await
+            .map_err(|e| broken(&e.to_string()))?;
+        if n == 0 {
+            return Err(broken("ended early"));
+        }
+        hasher.update(&chunk[..n]);
+        left -= n as u64;
+    }
+    let mut newline = [0u8; 1];
+    reader
+        .read_exact(&mut newline)
+        .await
+        .map_err(|e| broken(&e.to_string()))?;
+    Ok(super::hex_id(&hasher.finalize()))
+}
+
+/// Waits for `child`, keeping at most [`MAX_LISTING`] + 1 bytes of stdout (it is killed past that)
+/// and the first 4 KiB of its stderr.
+async fn capped_output(
+    mut child: Child,
+) -> std::io::Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (out, err) = tokio::join!(
+        keep(stdout, MAX_LISTING + 1, true),
+        keep(stderr, 4096, false)
+    );
+    let (out, err) = (out?, err?);
+    if out.len() > MAX_LISTING {
+        // Dropping the child kills it: the rest of its output is not wanted.
+        return Ok((std::process::ExitStatus::default(), out, err));
+    }
+    let status = child.wait().await?;
+    Ok((status, out, err))
+}
+
+/// Reads `reader` to its end keeping the first `cap` bytes; stops at the cap when `stop`, else
+/// drains the rest (so the writer never blocks on a full pipe).
+async fn keep<R: tokio::io::AsyncRead + Unpin>(
+    mut reader: R,
+    cap: usize,
+    stop: bool,
+) -> std::io::Result<Vec<u8>> {
+    let mut kept = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = reader.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(kept);
+        }
+        let room = cap.saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..n.min(room)]);
+        if stop && kept.len() >= cap {
+            return Ok(kept);
+        }
+    }
+}
+
+fn mode(field: &str) -> Result<u32> {
+    u32::from_str_radix(field, 8).map_err(|_| Error::Git(format!("unexpected mode {field:?}")))
+}
+
+fn side(mode_field: &str, oid: &str) -> Result<Option<Object>> {
+    let mode = mode(mode_field)?;
+    Ok((mode != 0 && oid != ZERO).then(|| Object {
+        mode,
+        oid: oid.to_owned(),
+    }))
+}
+
+fn malformed(what: &str) -> Error {
+    Error::Git(format!("unexpected git output: {what}"))
+}
+
+/// Parses `git status --porcelain=v2 -z --branch`.
+pub(crate) fn parse_status(out: &[u8]) -> Result<Status> {
+    let mut status = Status::default();
+    let mut records = out.split(|&b| b == 0).filter(|r| !r.is_empty());
+    while let Some(record) = records.next() {
+        let text = |r: &[u8]| String::from_utf8_lossy(r).into_owned();
+        match record.first() {
+            Some(b'#') => {
+                if let Some(oid) = record.strip_prefix(b"# branch.oid ") {
+                    let oid = text(oid);
+                    status.head = (oid != "(initial)").then_some(oid);
+                }
+            }
+            Some(b'?') => status
+                .untracked
+                .push(record.get(2..).unwrap_or_default().to_vec()),
+            Some(b'!') => {}
+            // `1 XY sub mH mI mW hH hI path`
+            Some(b'1') => {
+                let fields: Vec<&[u8]> = record.splitn(9, |&b| b == b' ').collect();
+                let [_, _, _, m_head, _, m_work, h_head, _, path] = fields[..] else {
+                    return Err(malformed(&text(record)));
+                };
+                status
+                    .tracked
+                    .push(tracked(path, &text(m_head), &text(h_head), &text(m_work))?);
+            }
+            // `2 XY sub mH mI mW hH hI Xscore path` then the original path (renames, copies).
+            Some(b'2') => {
+                let fields: Vec<&[u8]> = record.splitn(10, |&b| b == b' ').collect();
+                let [_, _, _, m_head, _, m_work, h_head, _, _, path] = fields[..] else {
+                    return Err(malformed(&text(record)));
+                };
+                status
+                    .tracked
+                    .push(tracked(path, &text(m_head), &text(h_head), &text(m_work))?);
+                let original = records
+                    .next()
+                    .ok_or_else(|| malformed("a rename without its source"))?;
+                status
+                    .tracked
+                    .push(tracked(original, &text(m_head), &text(h_head), "000000")?);
+            }
+            // `u XY sub m1 m2 m3 mW h1 h2 h3 path`: stage 2 is ours, the side `HEAD` has.
+            Some(b'u') => {
+                let fields: Vec<&[u8]> = record.splitn(11, |&b| b == b' ').collect();
+                let [_, _, _, _, m_ours, _, m_work, _, h_ours, _, path] = fields[..] else {
+                    return Err(malformed(&text(record)));
+                };
+                status
+                    .tracked
+                    .push(tracked(path, &text(m_ours), &text(h_ours), &text(m_work))?);
+            }
+            _ => return Err(malformed(&text(record))),
+        }
+    }
+    Ok(status)
+}
+
+fn tracked(path: &[u8], m_before: &str, h_before: &str, m_work: &str) -> Result<Tracked> {
+    let after_mode = mode(m_work)?;
+    Ok(Tracked {
+        path: path.to_vec(),
+        before: side(m_before, h_before)?,
+        after_mode: (after_mode != 0).then_some(after_mode),
+    })
+}
+
+/// Parses `git diff-index --raw -z`: `:srcmode dstmode srcoid dstoid status` then the path.
+pub(crate) fn parse_diff_index(out: &[u8]) -> Result<Vec<Tracked>> {
+    let mut changes = Vec::new();
+    let mut records = out.split(|&b| b == 0).filter(|r| !r.is_empty());
+    while let Some(record) = records.next() {
+        let text = String::from_utf8_lossy(record);
+        let fields: Vec<&str> = text.trim_start_matches(':').split(' ').collect();
+        let [m_before, m_work, h_before, _, _] = fields[..] else {
+            return Err(malformed(&text));
+        };
+        let path = records
+            .next()
+            .ok_or_else(|| malformed("a change without its path"))?;
+        changes.push(tracked(path, m_before, h_before, m_work)?);
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lists_modes_and_before_ids() {
+        let head = "1111111111111111111111111111111111111111";
+        let out = format!(
+            "# branch.oid {head}\0# branch.head main\0\
+             1 .M N... 100644 100644 100644 {head} {head} a b.txt\0\
+             1 .M SC.. 160000 160000 160000 {head} {head} sub\0\
+             1 D. N... 100644 000000 000000 {head} {ZERO} gone\0\
+             1 A. N... 000000 100644 100644 {ZERO} {head} staged\0\
+             ? new file\0? nested/\0"
+        );
+        let status = parse_status(out.as_bytes()).unwrap();
+        assert_eq!(status.head.as_deref(), Some(head));
+        let object = |mode| {
+            Some(Object {
+                mode,
+                oid: head.to_owned(),
+            })
+        };
+        assert_eq!(
+            status.tracked,
+            [
+                Tracked {
+                    path: b"a b.txt".to_vec(),
+                    before: object(0o100644),
+                    after_mode: Some(0o100644)
+                },
+                Tracked {
+                    path: b"sub".to_vec(),
+                    before: object(GITLINK),
+                    after_mode: Some(GITLINK)
+                },
+                Tracked {
+                    path: b"gone".to_vec(),
+                    before: object(0o100644),
+                    after_mode: None
+                },
+                Tracked {
+                    path: b"staged".to_vec(),
+                    before: None,
+                    after_mode: Some(0o100644)
+                },
+            ]
+        );
+        assert_eq!(
+            status.untracked,
+            [b"new file".to_vec(), b"nested/".to_vec()]
+        );
+    }
+
+    #[test]
+    fn a_repository_without_commits_has_no_head() {
+        let status = parse_status(b"# branch.oid (initial)\0# branch.head main\0").unwrap();
+        assert_eq!(status.head, None);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        for out in [
+            &b"1 short"[..],
+            b"2 .R N... 1 2",
+            b"u x",
+            b"zzz",
+            b":100644 100644\0p\0",
+        ] {
+            assert!(
+                parse_status(out).is_err() || parse_diff_index(out).is_err(),
+                "{out:?}"
+            );
+        }
+    }
+}
