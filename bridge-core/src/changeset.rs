@@ -13,6 +13,8 @@
 mod disk;
 mod git;
 
+pub(crate) use disk::read_small;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -106,6 +106,22 @@ impl Worktree {
         changeset::build(&self.root, &self.cache, baseline, paths).await
     }
 
+    /// A small configuration file of the workspace (such as `.asp/asp.json`), read whole if it is a
+    /// regular file of at most `max_bytes`, off the async threads. A link anywhere on its path, a
+    /// FIFO, a device, a socket or a larger file is refused with why (links are never followed,
+    /// special files never opened); `Ok(None)` when there is no such file.
+    pub async fn read_config(
+        &self,
+        relative: &str,
+        max_bytes: u64,
+    ) -> std::io::Result<Option<Vec<u8>>> {
+        let root = self.root.clone();
+        let relative = PathBuf::from(relative);
+        tokio::task::spawn_blocking(move || changeset::read_small(&root, &relative, max_bytes))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+
     /// How many git processes this working tree's changesets have started so far.
     pub fn git_runs(&self) -> u64 {
         self.cache

@@ -369,7 +369,7 @@ async fn invoke<T: AspTool>(
         token,
     });
     let run = async {
-        let policy = policy::check(&state.repo)?;
+        let policy = policy::check(&state.worktree).await?;
         let args = parse::<T::Args>(arguments)?;
         let budget = state.budget;
         let call = Call {

@@ -145,3 +145,57 @@ fn hash_stream(mut file: File, deadline: Instant) -> Result<String, Streamed> {
         }
     }
 }
+
+/// Reads a small regular file of the workspace whole, at `relative` under `root`: no component of
+/// `relative` may be a link, and only a regular file is opened (a FIFO, a device or a socket is
+/// refused without being opened). `Ok(None)` when it does not exist. Blocking: run it off the async
+/// threads.
+pub(crate) fn read_small(
+    root: &Path,
+    relative: &Path,
+    max: u64,
+) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Error, ErrorKind};
+    let refuse = |why: String| Err(Error::new(ErrorKind::InvalidData, why));
+    let mut at = root.to_path_buf();
+    let parts: Vec<_> = relative.components().collect();
+    let mut meta = None;
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let found = match std::fs::symlink_metadata(&at) {
+            Ok(found) => found,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let kind = found.file_type();
+        let last = i + 1 == parts.len();
+        if kind.is_symlink() {
+            return refuse(format!(
+                "{} is a symbolic link, which is never followed",
+                at.strip_prefix(root).unwrap_or(&at).display()
+            ));
+        }
+        if last && kind.is_dir() {
+            return refuse("it is a directory".to_owned());
+        }
+        if last && !kind.is_file() {
+            return refuse(format!("it is {}, not a regular file", special(&found)));
+        }
+        if !last && !kind.is_dir() {
+            return Ok(None);
+        }
+        meta = Some(found);
+    }
+    let Some(meta) = meta else {
+        return Ok(None);
+    };
+    let Some(file) = open_regular(&at, &meta)? else {
+        return refuse("it changed while it was read".to_owned());
+    };
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return refuse(format!("it is larger than {max} bytes"));
+    }
+    Ok(Some(bytes))
+}
