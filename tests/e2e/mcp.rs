@@ -603,3 +603,62 @@ fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
     assert_eq!(result["result"]["structuredContent"]["failClass"], "input");
     scratch.assert_no_orphans();
 }
+
+/// A working tree with links to `/dev/zero`, `/dev/stdin`, `/etc/passwd` and a FIFO, a FIFO, and a
+/// submodule at another commit is evaluated (it used to hang, run out of memory or fail as `health`).
+#[test]
+fn mcp_evaluates_a_hostile_working_tree() {
+    let scratch = workspace();
+    let links = crate::support::hostile_tree(&scratch);
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let result = bridge.call("asp_diagnostics", json!({}));
+    let body = assert_ok(&result);
+    let changed = body["changedFiles"].as_u64().unwrap();
+    assert_eq!(
+        changed as usize,
+        links.len() + 3,
+        "the links, README.txt, plain-dir/inside.txt and the submodule; never the FIFOs: {body:#}"
+    );
+    assert_eq!(bridge.close().0, Some(0));
+}
+
+/// A committed `.asp/asp.json` that links to `/dev/stdin` or to a FIFO, or is a FIFO, froze the
+/// server on a runtime thread; now each is a `policy` refusal that says why, and the server serves on.
+#[test]
+fn mcp_refuses_a_policy_file_that_is_a_link_or_a_fifo_and_keeps_serving() {
+    let pipe_dir = tempfile::tempdir().unwrap();
+    let pipe = pipe_dir.path().join("pipe");
+    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success());
+    for (make, why) in [
+        ("stdin", "symbolic link"),
+        ("fifo-link", "symbolic link"),
+        ("fifo", "FIFO"),
+    ] {
+        let scratch = workspace();
+        let policy = scratch.path().join(".asp/asp.json");
+        std::fs::create_dir(policy.parent().unwrap()).unwrap();
+        match make {
+            "stdin" => std::os::unix::fs::symlink("/dev/stdin", &policy).unwrap(),
+            "fifo-link" => std::os::unix::fs::symlink(&pipe, &policy).unwrap(),
+            _ => assert!(
+                Command::new("mkfifo")
+                    .arg(&policy)
+                    .status()
+                    .unwrap()
+                    .success()
+            ),
+        }
+        let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+        for tool in ["asp_status", "asp_diagnostics"] {
+            let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
+            let cause = body["cause"].as_str().unwrap();
+            assert!(
+                cause.contains(".asp/asp.json") && cause.contains(why),
+                "{make}: {body:#}"
+            );
+        }
+        assert_eq!(bridge.tools().len(), TOOLS.len(), "{make}: still serving");
+        assert_eq!(bridge.close().0, Some(0), "{make}");
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, Scratch, assert_failed, fixtures, host_command, run_bridge};
+use crate::support::{Run, Scratch, assert_failed, blob_id, fixtures, host_command, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -447,4 +447,38 @@ fn microsofts_sarif_multitool_finds_no_error_in_any_exported_log() {
         !control_errors.is_empty(),
         "the control log's error was not found: {console}"
     );
+}
+
+/// Links are hashed as their target's bytes and never followed (a link to `/dev/zero` ran out of
+/// memory, one to a FIFO or `/dev/stdin` hung, one to `/etc/passwd` sent that file's hash), a FIFO is
+/// never opened, and links to a directory or nowhere and a submodule at another commit are ordinary
+/// changes: the export succeeds.
+#[test]
+fn a_hostile_working_tree_is_evaluated_without_following_anything() {
+    let scratch = Scratch::git_repo();
+    let links = crate::support::hostile_tree(&scratch);
+    let run = live(&scratch, "", &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recorded = scratch.recorded();
+    let evaluate = recorded
+        .iter()
+        .find(|m| m["method"] == "host/evaluateChangeset")
+        .expect("the host was asked");
+    let changes = evaluate["params"]["changeset"]["changes"]
+        .as_array()
+        .unwrap();
+    let change = |path: &str| changes.iter().find(|c| c["path"] == path);
+    for (name, target) in links {
+        let link = change(name).unwrap_or_else(|| panic!("{name} is a change: {changes:#?}"));
+        assert_eq!(link["kind"], "create", "{link}");
+        assert_eq!(
+            link["after"],
+            blob_id(target.as_bytes()),
+            "{name}: the blob of a link is its target"
+        );
+    }
+    let sub = change("sub").expect("the submodule is a change");
+    assert_eq!(sub["kind"], "modify", "{sub}");
+    assert!(change("tracked-fifo").is_none(), "a FIFO is never opened");
+    assert!(change("pipe").is_none());
 }

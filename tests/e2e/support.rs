@@ -190,3 +190,66 @@ pub(crate) fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
     );
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
+
+/// Adds to `scratch` (a git repository) what a pull request can add that is no ordinary file:
+/// untracked links to `/dev/zero`, `/dev/stdin`, `/etc/passwd`, a FIFO, a directory and nowhere, a
+/// tracked file replaced by a FIFO, and a submodule checked out at another commit than the one
+/// committed. Returns the links' names and targets.
+pub(crate) fn hostile_tree(scratch: &Scratch) -> Vec<(&'static str, &'static str)> {
+    use std::os::unix::fs::symlink;
+    let root = scratch.path();
+    let upstream = Scratch::git_repo();
+    std::fs::write(upstream.path().join("README.txt"), "second\n").unwrap();
+    upstream.git(&["commit", "-q", "-am", "second"]);
+    let source = upstream.path().to_str().unwrap().to_owned();
+    std::fs::write(root.join("tracked-fifo"), "a file\n").unwrap();
+    scratch.git(&["add", "tracked-fifo"]);
+    let add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q"];
+    scratch.git(&[&add[..], &[source.as_str(), "sub"]].concat());
+    scratch.git(&["commit", "-q", "-m", "a submodule and a file"]);
+    let checkout = Command::new("git")
+        .arg("-C")
+        .arg(root.join("sub"))
+        .args(["checkout", "-q", "HEAD~1"])
+        .status()
+        .unwrap();
+    assert!(checkout.success());
+    std::fs::remove_file(root.join("tracked-fifo")).unwrap();
+    for fifo in ["tracked-fifo", "pipe"] {
+        let made = Command::new("mkfifo")
+            .arg(root.join(fifo))
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+    std::fs::create_dir(root.join("plain-dir")).unwrap();
+    std::fs::write(root.join("plain-dir/inside.txt"), "inside\n").unwrap();
+    let links = vec![
+        ("to-zero", "/dev/zero"),
+        ("to-stdin", "/dev/stdin"),
+        ("to-passwd", "/etc/passwd"),
+        ("to-pipe", "pipe"),
+        ("to-dir", "plain-dir"),
+        ("dangling", "no/such/file"),
+    ];
+    for (name, target) in &links {
+        symlink(target, root.join(name)).unwrap();
+    }
+    // The upstream repository is only needed while the submodule is added.
+    drop(upstream);
+    links
+}
+
+/// The ASP blob id of `bytes`, computed by `sha256sum` (independent of the bridge's own hashing).
+pub(crate) fn blob_id(bytes: &[u8]) -> String {
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let hex = String::from_utf8(out.stdout).unwrap();
+    format!("blob:sha256:{}", hex.split_whitespace().next().unwrap())
+}
