@@ -7,12 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::changeset;
 use crate::error::Result;
 use crate::host::{CallOptions, HostClient};
-use crate::proto::{AdvisoryCallSite, Comparison, Decision};
+use crate::proto::{self, AdvisoryCallSite, Comparison, Decision, EvaluateParams};
 
 /// A workspace whose working tree is evaluated: its canonical root.
 #[derive(Clone, Debug)]
@@ -61,10 +62,11 @@ pub enum Base {
     // here; the changeset still echoes the host's baseline.
 }
 
-/// The host's decision on the working tree, with what was sent.
+/// The host's decision on the working tree (a [`Decision`], or what [`Worktree::evaluate_as`] was
+/// asked to decode it as), with what was sent.
 #[derive(Clone, Debug)]
-pub struct Evaluation {
-    pub decision: Decision,
+pub struct Evaluation<T = Decision> {
+    pub decision: T,
     /// How many files the changeset held.
     pub changed_files: usize,
     /// Paths of the working tree left out (a FIFO, a socket, a device, a nested repository).
@@ -137,6 +139,17 @@ impl Worktree {
         request: Evaluate,
         call: CallOptions,
     ) -> Result<Evaluation> {
+        self.evaluate_as(client, request, call).await
+    }
+
+    /// [`Worktree::evaluate`], with the host's decision decoded as `T`: a front end that shows only
+    /// part of it (the language server: the findings of one document) decodes only that part.
+    pub async fn evaluate_as<T: DeserializeOwned>(
+        &self,
+        client: &HostClient,
+        request: Evaluate,
+        call: CallOptions,
+    ) -> Result<Evaluation<T>> {
         let Evaluate {
             call_site,
             comparison,
@@ -151,8 +164,14 @@ impl Worktree {
         let built = self.changeset(&baseline, &scope).await?;
         let changeset = built.changeset;
         let changed_files = changeset.changes.len();
+        let params = EvaluateParams {
+            call_site,
+            changeset,
+            comparison: Some(comparison),
+            timeout_ms: None,
+        };
         let reply = client
-            .evaluate_changeset(call_site, changeset, Some(comparison), call)
+            .call(proto::EVALUATE_CHANGESET, Some(&params), call)
             .await?;
         Ok(Evaluation {
             decision: reply.value,

@@ -1,5 +1,6 @@
 //! Fuzz target: a host decision as LSP diagnostics, for a document whose text follows the NUL byte,
-//! with UTF-16 and with UTF-8 positions.
+//! with UTF-16 and with UTF-8 positions. The server decodes only the document's findings; what a
+//! whole typed decode reads, it reads too, and shows the same.
 //!
 //! Nothing panics; every diagnostic has a severity, a non-empty message, a range that does not end
 //! before it starts, and says it is not authoritative; every string in it (`code`, `source`,
@@ -12,8 +13,9 @@ use asp_bridge_fuzz::{answer, lines, split};
 use bridge_core::proto::Decision;
 use bridge_core::text::is_hidden;
 use libfuzzer_sys::fuzz_target;
-use lsp_adapter::fuzzing::decision_to_diagnostics;
+use lsp_adapter::fuzzing::{Shown, decision_to_diagnostics, typed_decision_to_diagnostics};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 fn position(value: &Value) -> (u64, u64) {
     let n = |key| value[key].as_u64().expect("a position holds numbers");
@@ -72,14 +74,36 @@ fn on_boundary(lines: &[&str], (line, column): (u64, u64)) {
     }
 }
 
+/// What one document shows is well-formed (see the module doc).
+fn check_shown(shown: &Shown, lines: &[&str]) {
+    assert_eq!(shown.utf16.len(), shown.utf8.len());
+    for (utf16, utf8) in shown.utf16.iter().zip(&shown.utf8) {
+        let (start16, end16) = check(utf16);
+        let (start8, end8) = check(utf8);
+        assert_eq!((start16.0, end16.0), (start8.0, end8.0), "lines are kept");
+        on_boundary(lines, start8);
+        on_boundary(lines, end8);
+    }
+    if let Some(notice) = &shown.notice {
+        check(notice);
+    }
+    let [message, key] = &shown.messages;
+    assert!(
+        !message.chars().any(is_hidden),
+        "hidden characters: {message:?}"
+    );
+    assert!(!key.is_empty());
+}
+
 fuzz_target!(|data: &[u8]| {
     let (json, text) = split(data);
-    let Some(decision) = answer::<Decision>(json) else {
+    let Some(result) = answer::<Box<RawValue>>(json) else {
         return;
     };
+    let decision = answer::<Decision>(json);
     let lines = lines(&text);
     let mut paths: Vec<&str> = Vec::new();
-    for finding in &decision.findings {
+    for finding in decision.iter().flat_map(|d| &d.findings) {
         let path = finding.diagnostic.location.path.as_str();
         if !paths.contains(&path) && paths.len() < 4 {
             paths.push(path);
@@ -89,23 +113,19 @@ fuzz_target!(|data: &[u8]| {
         paths.push("src/api.ts");
     }
     for path in paths {
-        let shown = decision_to_diagnostics(&decision, path, &text);
-        assert_eq!(shown.utf16.len(), shown.utf8.len());
-        for (utf16, utf8) in shown.utf16.iter().zip(&shown.utf8) {
-            let (start16, end16) = check(utf16);
-            let (start8, end8) = check(utf8);
-            assert_eq!((start16.0, end16.0), (start8.0, end8.0), "lines are kept");
-            on_boundary(&lines, start8);
-            on_boundary(&lines, end8);
+        // The server decodes only the document's findings: never stricter than a whole decode,
+        // and showing the same.
+        let shown = decision_to_diagnostics(result.get(), path, &text);
+        if let Some(decision) = &decision {
+            let shown = shown.as_ref().expect("what decodes whole is shown");
+            let whole = typed_decision_to_diagnostics(decision, path, &text);
+            assert_eq!(shown.utf16, whole.utf16);
+            assert_eq!(shown.utf8, whole.utf8);
+            assert_eq!(shown.notice, whole.notice);
+            assert_eq!(shown.messages, whole.messages);
         }
-        if let Some(notice) = &shown.notice {
-            check(notice);
+        if let Some(shown) = &shown {
+            check_shown(shown, &lines);
         }
-        let [message, key] = &shown.messages;
-        assert!(
-            !message.chars().any(is_hidden),
-            "hidden characters: {message:?}"
-        );
-        assert!(!key.is_empty());
     }
 });

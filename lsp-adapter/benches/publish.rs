@@ -1,5 +1,9 @@
-//! Benchmark: a host reply with 5,000 findings on one file, to the `publishDiagnostics` frame the
-//! editor reads, as a ratio to `serde_json` parsing the same reply into a `Value` in the same run.
+//! Benchmark: a host reply to the `publishDiagnostics` frame the editor reads, as a ratio to
+//! `serde_json` parsing the same reply into a `Value` in the same run. Two replies:
+//!
+//! - a repository-wide answer: 10,000 findings, of which 100 are on the open file (the others on 99
+//!   other files), so the time is mostly reading the answer, not publishing;
+//! - a crowded file: 5,000 findings, all on the open file, so the time is mostly publishing.
 //!
 //! The language server runs in-process over duplexes, against an in-process host; the clock starts
 //! when the host writes its `host/evaluateChangeset` reply and stops when the client has read the
@@ -19,9 +23,29 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-const FINDINGS: usize = 5_000;
 const LINES: usize = 1_000;
 const ROUNDS: usize = 15;
+
+/// One host reply to measure: how many findings, how many of them on the open file.
+#[derive(Clone, Copy)]
+struct Shape {
+    name: &'static str,
+    findings: usize,
+    on_file: usize,
+}
+
+const SHAPES: [Shape; 2] = [
+    Shape {
+        name: "10,000 findings, 100 on the open file",
+        findings: 10_000,
+        on_file: 100,
+    },
+    Shape {
+        name: "5,000 findings, all on the open file",
+        findings: 5_000,
+        on_file: 5_000,
+    },
+];
 
 fn fixture(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,15 +55,22 @@ fn fixture(name: &str) -> Value {
         .clone()
 }
 
-/// The decision: the gating fixture with `FINDINGS` findings spread over the file's lines.
-fn decision() -> Value {
+/// The decision: the gating fixture with `shape.findings` findings spread over the lines of the
+/// open file (`shape.on_file` of them, evenly among the others) and of 99 other files.
+fn decision(shape: Shape) -> Value {
     let mut decision = fixture("outer/evaluate.deny.gating.json");
     let template = decision["findings"][0].clone();
-    let findings: Vec<Value> = (0..FINDINGS)
+    let every = shape.findings / shape.on_file;
+    let findings: Vec<Value> = (0..shape.findings)
         .map(|i| {
             let mut finding = template.clone();
             let line = i % LINES;
-            finding["diagnostic"]["location"] = json!({"path": "src/big.ts", "range": {
+            let path = if i % every == 0 {
+                "src/big.ts".to_owned()
+            } else {
+                format!("src/other{}.ts", i % 99)
+            };
+            finding["diagnostic"]["location"] = json!({"path": path, "range": {
                 "start": {"line": line, "char": 6}, "end": {"line": line, "char": 14}}});
             finding["diagnostic"]["fingerprint"] = json!(format!("sha256:bench{i}"));
             finding["diagnostic"]["message"] = json!(format!("naïve 漢字 😀 finding {i}"));
@@ -191,7 +222,12 @@ fn median(mut values: Vec<Duration>) -> Duration {
 }
 
 /// Times `ROUNDS` saves for a client with these capabilities: (bridge, publish bytes).
-async fn run(capabilities: Value, root: &Path, result: Arc<String>) -> (Duration, usize) {
+async fn run(
+    capabilities: Value,
+    root: &Path,
+    result: Arc<String>,
+    on_file: usize,
+) -> (Duration, usize) {
     let (written, mut writes) = mpsc::unbounded_channel();
     let host = BenchHost {
         result,
@@ -241,7 +277,7 @@ async fn run(capabilities: Value, root: &Path, result: Arc<String>) -> (Duration
         let published: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(
             published["params"]["diagnostics"].as_array().unwrap().len(),
-            FINDINGS
+            on_file
         );
         if round > 0 {
             times.push(done - started);
@@ -268,42 +304,44 @@ fn main() {
     git(&root, &["add", "."]);
     git(&root, &["commit", "-q", "-m", "base"]);
 
-    let result = Arc::new(decision().to_string());
-    let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{result}}}");
-    let parse = median(
-        (0..ROUNDS)
-            .map(|_| {
-                let started = Instant::now();
-                let value: Value = serde_json::from_str(&reply).unwrap();
-                let elapsed = started.elapsed();
-                assert!(value["result"]["findings"].is_array());
-                elapsed
-            })
-            .collect(),
-    );
-
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let utf16 = runtime.block_on(run(json!({}), &root, result.clone()));
-    let utf8 = runtime.block_on(run(
-        json!({"general": {"positionEncodings": ["utf-8"]}}),
-        &root,
-        result,
-    ));
-
-    eprintln!(
-        "host reply: {FINDINGS} findings, {} bytes; serde_json parse to Value (floor): {:.2} ms (median of {ROUNDS})",
-        reply.len(),
-        parse.as_secs_f64() * 1e3
-    );
-    for (name, (time, size)) in [("utf-16", utf16), ("utf-8", utf8)] {
-        eprintln!(
-            "reply -> publishDiagnostics frame read ({name} client, {size} bytes): {:.2} ms = {:.1}x the parse",
-            time.as_secs_f64() * 1e3,
-            time.as_secs_f64() / parse.as_secs_f64()
+    for shape in SHAPES {
+        let result = Arc::new(decision(shape).to_string());
+        let reply = format!("{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{result}}}");
+        let parse = median(
+            (0..ROUNDS)
+                .map(|_| {
+                    let started = Instant::now();
+                    let value: Value = serde_json::from_str(&reply).unwrap();
+                    let elapsed = started.elapsed();
+                    assert!(value["result"]["findings"].is_array());
+                    elapsed
+                })
+                .collect(),
         );
+        let utf16 = runtime.block_on(run(json!({}), &root, result.clone(), shape.on_file));
+        let utf8 = runtime.block_on(run(
+            json!({"general": {"positionEncodings": ["utf-8"]}}),
+            &root,
+            result,
+            shape.on_file,
+        ));
+        eprintln!(
+            "host reply: {}, {} bytes; serde_json parse to Value (floor): {:.2} ms (median of {ROUNDS})",
+            shape.name,
+            reply.len(),
+            parse.as_secs_f64() * 1e3
+        );
+        for (name, (time, size)) in [("utf-16", utf16), ("utf-8", utf8)] {
+            eprintln!(
+                "  reply -> publishDiagnostics frame read ({name} client, {size} bytes): {:.2} ms = {:.2}x the parse",
+                time.as_secs_f64() * 1e3,
+                time.as_secs_f64() / parse.as_secs_f64()
+            );
+        }
     }
 }

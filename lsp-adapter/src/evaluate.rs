@@ -5,9 +5,11 @@
 use std::time::Duration;
 
 use bridge_core::peer::ProgressSender;
-use bridge_core::proto::{AdvisoryCallSite, Decision};
+use bridge_core::proto::AdvisoryCallSite;
 use bridge_core::worktree::{Evaluate, Scope};
 use bridge_core::{CallOptions, FailClass, HostSource, Worktree};
+
+use crate::answer::{Answer, Checked};
 
 /// Why an evaluation got no answer: the failClass and what happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,19 +43,24 @@ impl From<&crate::Error> for Failure {
     }
 }
 
-/// Asks the host for its decision on the file `path` (repo-relative) as it is on disk.
+/// Asks the host for its decision on the file `path` (repo-relative) as it is on disk; only the
+/// findings located there are decoded ([`Answer`]).
 pub(crate) async fn evaluate(
     host: &dyn HostSource,
     worktree: &Worktree,
     path: &str,
     timeout: Option<Duration>,
     progress: Option<ProgressSender>,
-) -> bridge_core::Result<Decision> {
+) -> bridge_core::Result<Checked> {
     let client = host.client().await?;
     let request = Evaluate {
         scope: Scope::Paths(vec![path.to_owned()]),
         ..Evaluate::at(AdvisoryCallSite::Interactive)
     };
     let options = CallOptions { timeout, progress };
-    Ok(worktree.evaluate(&client, request, options).await?.decision)
+    let answer: Answer = worktree
+        .evaluate_as(&client, request, options)
+        .await?
+        .decision;
+    answer.at(path)
 }

@@ -9,6 +9,7 @@
 //! [`to_lsp`] hold the conversions; [`frames`] checks the client's frames and [`guard`] catches
 //! panics, so that a malformed message gets an error instead of ending the server. The server relays the host's answers; it never decides or gates.
 
+mod answer;
 mod documents;
 mod error;
 mod evaluate;
@@ -35,6 +36,7 @@ pub mod fuzzing {
     use serde_json::Value;
     use tower_lsp_server::ls_types::Diagnostic;
 
+    use crate::answer::{Answer, Checked};
     use crate::documents::{Encoding, Text};
     use crate::frames::{self, Frame};
     use crate::to_lsp::{self, Render};
@@ -51,9 +53,22 @@ pub mod fuzzing {
         pub messages: [String; 2],
     }
 
-    /// `decision` converted as the server converts it for the document at `path` holding `text`.
-    pub fn decision_to_diagnostics(decision: &Decision, path: &str, text: &str) -> Shown {
+    /// The host's `result` (a decision's JSON text) converted as the server converts it for the
+    /// document at `path` holding `text`; `None` when the server would refuse it as malformed.
+    pub fn decision_to_diagnostics(result: &str, path: &str, text: &str) -> Option<Shown> {
+        let answer: Answer = serde_json::from_str(result).ok()?;
+        Some(shown(&answer.at(path).ok()?, path, text))
+    }
+
+    /// [`decision_to_diagnostics`] from a decision decoded whole (as typed findings): the server
+    /// shows the same.
+    pub fn typed_decision_to_diagnostics(decision: &Decision, path: &str, text: &str) -> Shown {
+        shown(&Checked::new(decision.clone(), path), path, text)
+    }
+
+    fn shown(checked: &Checked, path: &str, text: &str) -> Shown {
         let text = Text::new(text.to_owned());
+        let decision = &checked.decision;
         let shown = |encoding| {
             let render = Render {
                 path,
@@ -69,7 +84,7 @@ pub mod fuzzing {
         Shown {
             utf16: shown(Encoding::Utf16),
             utf8: shown(Encoding::Utf8),
-            notice: to_lsp::incomplete_notice(decision).as_ref().map(json),
+            notice: to_lsp::incomplete_notice(checked).as_ref().map(json),
             messages: [
                 to_lsp::incomplete_message(decision),
                 to_lsp::incomplete_key(decision),

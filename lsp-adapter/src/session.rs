@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use bridge_core::proto::Decision;
 use bridge_core::{HostSource, Worktree};
 use tokio::task::{AbortHandle, JoinHandle};
 use tower_lsp_server::Client;
@@ -25,6 +24,7 @@ use tower_lsp_server::ls_types::{
     TextDocumentSyncOptions, TextDocumentSyncSaveOptions, UnchangedDocumentDiagnosticReport, Uri,
 };
 
+use crate::answer::Checked;
 use crate::documents::{Doc, Documents, Job};
 use crate::evaluate::{self, Failure};
 use crate::from_lsp::{self, Negotiated};
@@ -337,7 +337,7 @@ impl Session {
         seq: u64,
         job: &Job,
         caps: Negotiated,
-        outcome: Result<Decision, Failure>,
+        outcome: Result<Checked, Failure>,
     ) {
         let render = Render {
             path: &job.path,
@@ -346,17 +346,18 @@ impl Session {
             code_description: caps.code_description,
         };
         let (findings, notice, report) = match outcome {
-            Ok(decision) => {
-                let report = if decision.is_incomplete() {
+            Ok(checked) => {
+                let decision = &checked.decision;
+                let report = if checked.is_incomplete() {
                     Report::Incomplete {
-                        key: to_lsp::incomplete_key(&decision),
-                        text: to_lsp::incomplete_message(&decision),
+                        key: to_lsp::incomplete_key(decision),
+                        text: to_lsp::incomplete_message(decision),
                     }
                 } else {
                     Report::Complete
                 };
-                let findings = to_lsp::findings(&decision, render);
-                (Some(findings), to_lsp::incomplete_notice(&decision), report)
+                let findings = to_lsp::findings(decision, render);
+                (Some(findings), to_lsp::incomplete_notice(&checked), report)
             }
             Err(failure) => (None, None, Report::Failed(failure)),
         };

@@ -19,6 +19,7 @@ use tower_lsp_server::ls_types::{
     CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, Uri,
 };
 
+use crate::answer::{self, Checked};
 use crate::documents::{Encoding, Text};
 use crate::evaluate::Failure;
 
@@ -48,14 +49,9 @@ pub(crate) fn findings(decision: &Decision, render: Render<'_>) -> Vec<Diagnosti
     decision
         .findings
         .iter()
-        .filter(|f| same_path(&f.diagnostic.location.path, render.path))
+        .filter(|f| answer::same_path(&f.diagnostic.location.path, render.path))
         .map(|f| finding(f, decision, render))
         .collect()
-}
-
-fn same_path(host: &str, document: &str) -> bool {
-    let host = host.strip_prefix("./").unwrap_or(host);
-    host == document || (host.contains('\\') && host.replace('\\', "/") == document)
 }
 
 pub(crate) fn severity(severity: &Open<Severity>) -> DiagnosticSeverity {
@@ -226,10 +222,11 @@ fn notice(code: String, message: String, data: Value) -> Diagnostic {
 }
 
 /// The notice for a decision whose coverage is incomplete; `None` when it is whole.
-pub(crate) fn incomplete_notice(decision: &Decision) -> Option<Diagnostic> {
-    if !decision.is_incomplete() {
+pub(crate) fn incomplete_notice(checked: &Checked) -> Option<Diagnostic> {
+    if !checked.is_incomplete() {
         return None;
     }
+    let decision = &checked.decision;
     let not_run: Vec<Value> = decision
         .not_run()
         .iter()
@@ -318,6 +315,11 @@ mod tests {
         serde_json::from_value(value["result"].clone()).unwrap()
     }
 
+    /// `decision` as `src/api.ts` shows it.
+    fn checked(decision: &Decision) -> Checked {
+        Checked::new(decision.clone(), "src/api.ts")
+    }
+
     fn render<'a>(text: &'a Text, encoding: Encoding) -> Render<'a> {
         Render {
             path: "src/api.ts",
@@ -358,7 +360,10 @@ mod tests {
         );
         assert_eq!(data["receiptId"], "eval-deny-0001");
         assert_eq!(data["authoritative"], false);
-        assert!(incomplete_notice(&decision).is_none(), "coverage is whole");
+        assert!(
+            incomplete_notice(&checked(&decision)).is_none(),
+            "coverage is whole"
+        );
     }
 
     #[test]
@@ -399,7 +404,7 @@ mod tests {
     #[test]
     fn an_indeterminate_decision_gets_a_notice_naming_what_did_not_run() {
         let decision = fixture("outer/evaluate.indeterminate.missing-provider.json");
-        let notice = incomplete_notice(&decision).expect("a notice");
+        let notice = incomplete_notice(&checked(&decision)).expect("a notice");
         assert_eq!(notice.severity, Some(DiagnosticSeverity::INFORMATION));
         assert_eq!(notice.range, Range::default());
         assert!(
@@ -454,7 +459,7 @@ mod tests {
         let (decision, _) = fuzz_input(include_bytes!(
             "../../tests/fixtures/fuzz/lsp_diagnostics/hidden-reason"
         ));
-        let notice = incomplete_notice(&decision).unwrap();
+        let notice = incomplete_notice(&checked(&decision)).unwrap();
         for message in [notice.message, incomplete_message(&decision)] {
             assert!(
                 !message.chars().any(bridge_core::text::is_hidden),
@@ -554,7 +559,7 @@ mod tests {
                 .unwrap()
                 .starts_with("lattice]0;pwned")
         );
-        let notice = incomplete_notice(&decision).expect("coverage is incomplete");
+        let notice = incomplete_notice(&checked(&decision)).expect("coverage is incomplete");
         assert_clean(&serde_json::to_value(&notice).unwrap(), "");
         assert!(
             !incomplete_message(&decision)
