@@ -31,8 +31,14 @@ pub(crate) enum Command {
 #[derive(Debug, Args, Clone)]
 pub(crate) struct HostArgs {
     /// Host command line, split like a shell; `{repo}` becomes the absolute workspace root.
-    #[arg(long, env = "ASP_BRIDGE_HOST_COMMAND", default_value = bridge_core::DEFAULT_HOST_COMMAND)]
-    pub(crate) host_command: String,
+    /// `embedded` names the embedded host. Default: `asp host serve --repo {repo}` when `asp` is on
+    /// PATH, else the embedded host.
+    #[arg(long, env = "ASP_BRIDGE_HOST_COMMAND", value_name = "COMMAND|embedded")]
+    pub(crate) host_command: Option<String>,
+    /// Configuration file of the embedded host (providers to enroll); default: its own search
+    /// (`$XDG_CONFIG_HOME/asp-bridge/host.toml`, then `~/.config/asp-bridge/host.toml`).
+    #[arg(long, env = "ASP_BRIDGE_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
     /// Deadline of each host request, in milliseconds.
     #[arg(long, default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) timeout_ms: u64,

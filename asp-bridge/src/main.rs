@@ -6,13 +6,14 @@
 
 mod commands;
 mod flags;
+mod host_choice;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use bridge_core::{FailClass, HostCommand, HostConfig};
+use bridge_core::{FailClass, HostConfig};
 use clap::Parser;
 
 use crate::flags::{Cli, Command, HostArgs};
@@ -101,9 +102,9 @@ pub(crate) fn workspace_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("workspace root {}", repo.display()))
 }
 
-/// The host configuration the flags describe.
+/// The host configuration the flags describe (the host chosen as `host_choice` says).
 pub(crate) fn host_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostConfig> {
-    let command = HostCommand::parse(&args.host_command, repo)?;
+    let command = host_choice::choose(args)?.command(repo)?;
     let mut config = HostConfig::new(command, repo.to_path_buf());
     config.client.request_timeout = Duration::from_millis(args.timeout_ms);
     config.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);

@@ -5,6 +5,7 @@
 mod support;
 
 mod faults;
+mod host_choice;
 mod load;
 mod lsp;
 mod mcp;

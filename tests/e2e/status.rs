@@ -206,14 +206,3 @@ fn a_broken_host_command_line_is_an_input_error() {
     );
     assert_failed(&run, 6, "input", "invalid host command");
 }
-
-#[test]
-fn the_default_command_names_the_reference_host() {
-    let scratch = Scratch::new();
-    let repo = scratch.path().to_str().unwrap();
-    let run = run_bridge(&["status", "--repo", repo], scratch.path(), LIMIT);
-    // The reference host is not installed here: the error names the command that was tried.
-    if run.code != Some(0) {
-        assert_failed(&run, 3, "health", "could not start host `asp`");
-    }
-}

@@ -133,11 +133,24 @@ pub(crate) struct Run {
 
 /// Runs the bridge with `args` and no stdin; fails the test if it outlives `limit`.
 pub(crate) fn run_bridge(args: &[&str], cwd: &Path, limit: Duration) -> Run {
+    run_bridge_with(args, cwd, limit, |_| {})
+}
+
+/// [`run_bridge`], with the command adjusted by `setup` (e.g. its environment) before it starts.
+pub(crate) fn run_bridge_with(
+    args: &[&str],
+    cwd: &Path,
+    limit: Duration,
+    setup: impl FnOnce(&mut Command),
+) -> Run {
     let started = Instant::now();
-    let child = Command::new(bridge_bin())
+    let mut command = Command::new(bridge_bin());
+    command
         .args(args)
         .current_dir(cwd)
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .env_remove("ASP_BRIDGE_HOST_COMMAND");
+    setup(&mut command);
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

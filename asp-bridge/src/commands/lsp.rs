@@ -16,6 +16,9 @@ use crate::flags::LspArgs;
 /// Serves until `exit` or the end of stdin; the exit code is the one LSP asks for: 0 after
 /// `shutdown`, 1 otherwise (`exit` without `shutdown`, stdin closed first, even before `initialize`).
 pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
+    // The host is chosen (and the choice announced) now, though it starts only once a client
+    // names the workspace.
+    crate::host_choice::choose(&args.host)?;
     let host = args.host.clone();
     let restart_delay = Duration::from_millis(args.supervise.restart_delay_ms);
     let policy = RestartPolicy {
