@@ -2,5 +2,6 @@
 
 pub(crate) mod lsp;
 pub(crate) mod mcp;
+pub(crate) mod provider;
 pub(crate) mod sarif;
 pub(crate) mod status;

@@ -25,6 +25,21 @@ pub(crate) enum Command {
     Mcp(McpArgs),
     /// Serve host diagnostics as a language server over stdio.
     Lsp(LspArgs),
+    /// Run a built-in ASP provider on stdio (the embedded host starts it).
+    Provider(ProviderArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProviderArgs {
+    #[command(subcommand)]
+    pub(crate) provider: ProviderKind,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProviderKind {
+    /// Repository hygiene checks (`asp/1.0` check provider): conflict markers, private keys,
+    /// JSON/TOML/YAML syntax, large added files, line endings and whitespace on changed lines.
+    Hygiene,
 }
 
 /// How to reach the host.

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
             Command::Sarif(args) => commands::sarif::run(args).await.map(done),
             Command::Mcp(args) => commands::mcp::run(args).await.map(done),
             Command::Lsp(args) => commands::lsp::run(args).await,
+            Command::Provider(args) => commands::provider::run(args).await.map(done),
         }
     });
     // Background tasks (a host's stderr drain, a stuck writer) must not keep the process alive.
@@ -76,6 +77,11 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
                 cause
                     .downcast_ref::<lsp_adapter::Error>()
                     .map(lsp_adapter::Error::fail_class)
+                    .or_else(|| {
+                        cause
+                            .downcast_ref::<hygiene_provider::Error>()
+                            .map(hygiene_provider::Error::fail_class)
+                    })
             }
         })
         .unwrap_or(FailClass::Input)

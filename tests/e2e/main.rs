@@ -9,5 +9,6 @@ mod host_choice;
 mod load;
 mod lsp;
 mod mcp;
+mod provider;
 mod sarif;
 mod status;

@@ -1,0 +1,287 @@
+//! The checks over one file: content checks on the whole side evaluated, whitespace checks on the
+//! lines it changes relative to the other side. Pure functions over bytes; nothing here reads.
+
+mod conflict;
+mod private_key;
+mod syntax;
+mod whitespace;
+
+use std::collections::HashMap;
+
+use sha2::{Digest as _, Sha256};
+
+use crate::changed::changed_lines;
+use crate::rules::Rule;
+use crate::text::{Range, Text};
+
+/// Bytes of a file whose text checks are skipped as binary when one of them is NUL (as git does).
+const BINARY_SNIFF: usize = 8000;
+
+/// One finding of one rule in one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub(crate) rule: Rule,
+    /// `None`: the finding is about the whole file (or the file is not text).
+    pub(crate) range: Option<Range>,
+    pub(crate) message: String,
+    /// What identifies the finding apart from its position (for the fingerprint).
+    pub(crate) key: String,
+}
+
+impl Finding {
+    pub(crate) fn new(
+        rule: Rule,
+        range: Option<Range>,
+        message: impl Into<String>,
+        key: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            rule,
+            range,
+            message: message.into(),
+            key: key.into(),
+        }
+    }
+}
+
+/// A finding with its position-resilient fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Fingerprinted {
+    pub(crate) finding: Finding,
+    pub(crate) fingerprint: String,
+}
+
+/// Settings that change what the checks find.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// An added file larger than this many bytes is reported.
+    pub(crate) max_added_file_bytes: u64,
+}
+
+/// One side of a change to check.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Subject<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) bytes: &'a [u8],
+    /// The other side (`before` when checking `after`); `None` when the path is new on this side.
+    pub(crate) other: Option<&'a [u8]>,
+    /// The file is added by the change (the large-file check applies).
+    pub(crate) added: bool,
+}
+
+/// Runs the enabled rules on one side of a file, each finding with its fingerprint, in order.
+pub(crate) fn check(
+    subject: Subject<'_>,
+    enabled: &[Rule],
+    settings: Settings,
+) -> Vec<Fingerprinted> {
+    let on = |rule: Rule| enabled.contains(&rule);
+    let mut findings = Vec::new();
+    if on(Rule::LargeFile) && subject.added {
+        large_file(subject.bytes.len() as u64, settings, &mut findings);
+    }
+    match decode(subject.bytes) {
+        Some(text) => {
+            let text = Text::new(text);
+            if on(Rule::MergeConflict) {
+                conflict::check(&text, &mut findings);
+            }
+            if on(Rule::PrivateKey) {
+                private_key::check(&text, &mut findings);
+            }
+            syntax::check(subject.path, &text, enabled, &mut findings);
+            let other = subject.other.and_then(decode).map(Text::new);
+            let changed = changed_lines(&text, other.as_ref());
+            whitespace::check(subject.path, &text, &changed, enabled, &mut findings);
+        }
+        None if on(Rule::PrivateKey) => private_key::check_bytes(subject.bytes, &mut findings),
+        None => {}
+    }
+    fingerprint(subject.path, findings)
+}
+
+/// The text of a file, without a byte-order mark; `None` for binary or non-UTF-8 content.
+fn decode(bytes: &[u8]) -> Option<&str> {
+    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    Some(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+fn large_file(size: u64, settings: Settings, out: &mut Vec<Finding>) {
+    if size > settings.max_added_file_bytes {
+        out.push(Finding::new(
+            Rule::LargeFile,
+            None,
+            format!(
+                "added file is {} KB, over the limit of {} KB",
+                size.div_ceil(1024),
+                settings.max_added_file_bytes / 1024
+            ),
+            "",
+        ));
+    }
+}
+
+/// Sorts the findings by position and gives each `sha256(rule, path, key, n)`, where `n` counts the
+/// earlier findings with the same rule and key: stable when lines move, distinct for repeats.
+fn fingerprint(path: &str, mut findings: Vec<Finding>) -> Vec<Fingerprinted> {
+    findings.sort_by_key(|f| (f.range.map(|r| r.start), f.rule));
+    let mut seen: HashMap<(Rule, String), u32> = HashMap::new();
+    findings
+        .into_iter()
+        .map(|finding| {
+            let n = seen.entry((finding.rule, finding.key.clone())).or_default();
+            let mut hash = Sha256::new();
+            for part in [finding.rule.id(), path, &finding.key, &n.to_string()] {
+                hash.update(part.as_bytes());
+                hash.update([0]);
+            }
+            *n += 1;
+            Fingerprinted {
+                fingerprint: format!("sha256:{}", hex(&hash.finalize())),
+                finding,
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::Position;
+
+    const SETTINGS: Settings = Settings {
+        max_added_file_bytes: 500 * 1024,
+    };
+
+    pub(super) fn run(path: &str, after: &str, before: Option<&str>) -> Vec<Finding> {
+        check(
+            Subject {
+                path,
+                bytes: after.as_bytes(),
+                other: before.map(str::as_bytes),
+                added: before.is_none(),
+            },
+            &Rule::ALL,
+            SETTINGS,
+        )
+        .into_iter()
+        .map(|f| f.finding)
+        .collect()
+    }
+
+    pub(super) fn range(sl: u32, sc: u32, el: u32, ec: u32) -> Option<Range> {
+        Some(Range {
+            start: Position { line: sl, char: sc },
+            end: Position { line: el, char: ec },
+        })
+    }
+
+    #[test]
+    fn a_clean_file_has_no_findings() {
+        assert_eq!(run("src/a.rs", "fn main() {}\n", None), []);
+        assert_eq!(run("a.json", "{\"a\": [1, 2]}\n", Some("{}\n")), []);
+    }
+
+    #[test]
+    fn an_added_file_over_the_limit_is_large() {
+        let big = "x\n".repeat(300 * 1024);
+        let found = run("data.txt", &big, None);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, Rule::LargeFile);
+        assert_eq!(
+            found[0].message,
+            "added file is 600 KB, over the limit of 500 KB"
+        );
+        assert_eq!(found[0].range, None);
+        assert_eq!(
+            run("data.txt", &big, Some(&big)),
+            [],
+            "not added: not checked"
+        );
+    }
+
+    #[test]
+    fn binary_files_get_only_byte_checks() {
+        let mut bytes = b"\0\x01-----BEGIN OPENSSH PRIVATE KEY-----\n   \n".to_vec();
+        let found = check(
+            Subject {
+                path: "key.bin",
+                bytes: &bytes,
+                other: None,
+                added: true,
+            },
+            &Rule::ALL,
+            SETTINGS,
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].finding.rule, Rule::PrivateKey);
+        assert_eq!(found[0].finding.range, None);
+        bytes.truncate(2);
+        assert!(
+            check(
+                Subject {
+                    path: "x.bin",
+                    bytes: &bytes,
+                    other: None,
+                    added: true
+                },
+                &Rule::ALL,
+                SETTINGS
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn fingerprints_survive_moving_lines_and_tell_repeats_apart() {
+        let fp = |text: &str| -> Vec<String> {
+            check(
+                Subject {
+                    path: "a.txt",
+                    bytes: text.as_bytes(),
+                    other: None,
+                    added: true,
+                },
+                &[Rule::TrailingWhitespace],
+                SETTINGS,
+            )
+            .into_iter()
+            .map(|f| f.fingerprint)
+            .collect()
+        };
+        let first = fp("x \ny \nx \n");
+        let moved = fp("\n\nx \ny \nx \n");
+        assert_eq!(first, moved);
+        assert_eq!(first.len(), 3);
+        assert_ne!(first[0], first[2], "the second `x ` is another finding");
+        assert!(first[0].starts_with("sha256:") && first[0].len() == 71);
+    }
+
+    #[test]
+    fn disabled_rules_do_not_run() {
+        let found = check(
+            Subject {
+                path: "a.json",
+                bytes: b"{ \n",
+                other: None,
+                added: true,
+            },
+            &[Rule::TrailingWhitespace],
+            SETTINGS,
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].finding.rule, Rule::TrailingWhitespace);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_text() {
+        assert_eq!(run("a.json", "\u{feff}{}\n", None), []);
+    }
+}

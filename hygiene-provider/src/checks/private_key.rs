@@ -1,0 +1,89 @@
+//! `hygiene/private-key`: the armour lines of private keys (the list of pre-commit-hooks'
+//! `detect-private-key`). The range covers the marker text; a file that is not text gets a
+//! file-level finding.
+
+use super::Finding;
+use crate::rules::Rule;
+use crate::text::Text;
+
+const MARKERS: [&str; 10] = [
+    "BEGIN RSA PRIVATE KEY",
+    "BEGIN DSA PRIVATE KEY",
+    "BEGIN EC PRIVATE KEY",
+    "BEGIN OPENSSH PRIVATE KEY",
+    "BEGIN PRIVATE KEY",
+    "PuTTY-User-Key-File-2",
+    "BEGIN SSH2 ENCRYPTED PRIVATE KEY",
+    "BEGIN PGP PRIVATE KEY BLOCK",
+    "BEGIN ENCRYPTED PRIVATE KEY",
+    "BEGIN OpenVPN Static key V1",
+];
+
+fn message(marker: &str) -> String {
+    format!("private key in the repository (`{marker}`)")
+}
+
+pub(super) fn check(text: &Text<'_>, out: &mut Vec<Finding>) {
+    for (index, line) in text.lines.iter().enumerate() {
+        let content = text.content(index);
+        for marker in MARKERS {
+            for (at, _) in content.match_indices(marker) {
+                let start = line.start + at;
+                out.push(Finding::new(
+                    Rule::PrivateKey,
+                    Some(text.range(start, start + marker.len())),
+                    message(marker),
+                    marker,
+                ));
+            }
+        }
+    }
+}
+
+/// For content that is not UTF-8 text: one file-level finding per marker present.
+pub(super) fn check_bytes(bytes: &[u8], out: &mut Vec<Finding>) {
+    for marker in MARKERS {
+        if bytes
+            .windows(marker.len())
+            .any(|window| window == marker.as_bytes())
+        {
+            out.push(Finding::new(
+                Rule::PrivateKey,
+                None,
+                message(marker),
+                marker,
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{range, run};
+    use crate::rules::Rule;
+
+    #[test]
+    fn the_marker_is_found_at_its_utf16_position() {
+        let text =
+            "# clé 😀\n  -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n";
+        let found = run("deploy/id_rsa", text, None);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, Rule::PrivateKey);
+        assert_eq!(found[0].range, range(1, 7, 1, 28));
+        assert_eq!(
+            found[0].message,
+            "private key in the repository (`BEGIN RSA PRIVATE KEY`)"
+        );
+        let after_emoji = run("k", "😀 BEGIN PRIVATE KEY\n", None);
+        assert_eq!(after_emoji[0].range, range(0, 3, 0, 20));
+    }
+
+    #[test]
+    fn each_kind_of_key_is_found() {
+        for marker in super::MARKERS {
+            let found = run("k", &format!("{marker}\n"), None);
+            assert_eq!(found.len(), 1, "{marker}");
+        }
+        assert_eq!(run("k", "-----BEGIN PUBLIC KEY-----\n", None), []);
+    }
+}

@@ -1,0 +1,200 @@
+//! `hygiene/json-syntax`, `hygiene/toml-syntax`, `hygiene/yaml-syntax`: files that do not parse, by
+//! extension. One finding per file, at the position the parser stopped.
+//!
+//! What a maintainer would not call an error is left alone: JSON-with-comments files by well-known
+//! name (`tsconfig*.json`, `jsconfig*.json`, `.vscode/*.json`, `devcontainer.json`, `.eslintrc.json`),
+//! and a YAML file that does not parse but holds template syntax (`{{`, `{%`: Helm, Jinja).
+
+use super::Finding;
+use crate::rules::Rule;
+use crate::text::{Range, Text};
+
+pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Vec<Finding>) {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let finding = match extension.as_str() {
+        "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => json(text),
+        "toml" if enabled.contains(&Rule::TomlSyntax) => toml(text),
+        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => yaml(text),
+        _ => None,
+    };
+    out.extend(finding);
+}
+
+/// JSON files that their tools read with comments allowed.
+fn allows_comments(path: &str, name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    (name.starts_with("tsconfig") || name.starts_with("jsconfig"))
+        || name == "devcontainer.json"
+        || name == ".devcontainer.json"
+        || name == ".eslintrc.json"
+        || path.starts_with(".vscode/")
+        || path.contains("/.vscode/")
+}
+
+fn finding(rule: Rule, range: Range, what: &str, message: &str) -> Finding {
+    Finding::new(rule, Some(range), format!("invalid {what}: {message}"), "")
+}
+
+fn json(text: &Text<'_>) -> Option<Finding> {
+    let error = serde_json::from_str::<serde::de::IgnoredAny>(text.text).err()?;
+    // serde_json counts lines by LF only and columns in bytes, 1-based (0 = before the line's
+    // first byte): find the byte offset in its own terms.
+    let line_start: usize = text
+        .text
+        .split_inclusive('\n')
+        .take(error.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let offset = (line_start + error.column().saturating_sub(1)).min(text.text.len());
+    let message = error.to_string();
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(m, _)| m);
+    Some(finding(
+        Rule::JsonSyntax,
+        one_char(text, offset),
+        "JSON",
+        message,
+    ))
+}
+
+fn toml(text: &Text<'_>) -> Option<Finding> {
+    let error = toml::from_str::<toml::Table>(text.text).err()?;
+    let span = error.span().unwrap_or(0..0);
+    let message = error.message().trim().to_owned();
+    let range = if span.is_empty() {
+        one_char(text, span.start)
+    } else {
+        text.range(span.start, span.end)
+    };
+    Some(finding(Rule::TomlSyntax, range, "TOML", &message))
+}
+
+fn yaml(text: &Text<'_>) -> Option<Finding> {
+    let error = saphyr_parser::Parser::new_from_str(text.text).find_map(Result::err)?;
+    if text.text.contains("{{") || text.text.contains("{%") {
+        tracing::debug!("a YAML template that does not parse is left alone");
+        return None;
+    }
+    // The parser counts characters; the range wants bytes first.
+    let offset = text
+        .text
+        .char_indices()
+        .nth(error.marker().index())
+        .map_or(text.text.len(), |(at, _)| at);
+    Some(finding(
+        Rule::YamlSyntax,
+        one_char(text, offset),
+        "YAML",
+        error.info(),
+    ))
+}
+
+/// The range of the character at `offset`, or an empty range at the end of a line or the text.
+fn one_char(text: &Text<'_>, offset: usize) -> Range {
+    let end = text.text[offset.min(text.text.len())..]
+        .chars()
+        .next()
+        .filter(|c| *c != '\n' && *c != '\r')
+        .map_or(offset, |c| offset + c.len_utf8());
+    text.range(offset, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{range, run};
+    use crate::rules::Rule;
+
+    fn only(path: &str, text: &str) -> (Option<crate::text::Range>, String) {
+        let found: Vec<_> = run(path, text, None)
+            .into_iter()
+            .filter(|f| f.rule != Rule::TrailingWhitespace && f.rule != Rule::FinalNewline)
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        (found[0].range, found[0].message.clone())
+    }
+
+    #[test]
+    fn json_errors_point_at_the_offending_character() {
+        let (at, message) = only("config/app.json", "{\n  \"naïve\": 1,\n  \"b\": ,\n}\n");
+        assert_eq!(at, range(2, 7, 2, 8));
+        assert_eq!(message, "invalid JSON: expected value");
+        // After a non-ASCII key on the same line: UTF-16 columns, not bytes (the parser stops
+        // at the `}` that ends `tru`).
+        let (at, message) = only("a.json", "{\"é😀\": tru}\n");
+        assert_eq!(at, range(0, 11, 0, 12));
+        assert_eq!(message, "invalid JSON: expected ident");
+    }
+
+    #[test]
+    fn json_at_the_end_of_the_text_is_an_empty_range() {
+        let (at, message) = only("a.json", "{\"a\": 1\n");
+        assert_eq!(at, range(0, 7, 0, 7), "the end of the last line");
+        assert_eq!(message, "invalid JSON: EOF while parsing an object");
+        let (at, message) = only("b.json", "");
+        assert_eq!(at, range(0, 0, 0, 0));
+        assert_eq!(message, "invalid JSON: EOF while parsing a value");
+    }
+
+    #[test]
+    fn json_with_comments_by_name_is_left_alone() {
+        let jsonc = "{\n  // comment\n  \"a\": 1,\n}\n";
+        assert_eq!(run("tsconfig.base.json", jsonc, None), []);
+        assert_eq!(run("web/.vscode/settings.json", jsonc, None), []);
+        assert_eq!(run("package.json", jsonc, None).len(), 1);
+    }
+
+    #[test]
+    fn toml_errors_cover_the_parser_span() {
+        let (at, message) = only("Cargo.toml", "[package]\nname = \"é\"\nname = \"x\"\n");
+        assert_eq!(at, range(2, 0, 2, 4));
+        assert_eq!(message, "invalid TOML: duplicate key");
+        let (at, message) = only("a.toml", "a = 1\nb = [1,\n");
+        assert_eq!(at, range(1, 7, 1, 7));
+        assert_eq!(message, "invalid TOML: unclosed array, expected `]`");
+    }
+
+    #[test]
+    fn yaml_errors_point_at_the_scanner_position() {
+        let (at, message) = only(".github/workflows/ci.yml", "on: push\njobs:\n  a: [1, 2\n");
+        assert_eq!(at, range(2, 10, 2, 10));
+        assert_eq!(
+            message,
+            "invalid YAML: while parsing a flow sequence, expected ',' or ']'"
+        );
+        let (at, message) = only("a.yaml", "k: v\n\"é😀\": a: b\n");
+        // The second `:`, 8 UTF-16 units in (11 bytes).
+        assert_eq!(at, range(1, 8, 1, 9));
+        assert_eq!(
+            message,
+            "invalid YAML: mapping values are not allowed in this context"
+        );
+        assert_eq!(run("a.yaml", "a: 1\nb:\n  - c\n---\nd: e\n", None), []);
+    }
+
+    #[test]
+    fn yaml_templates_are_left_alone() {
+        assert_eq!(
+            run("chart/templates/a.yaml", "a: {{ .Values.x }\n  b\n", None),
+            []
+        );
+        assert_eq!(run("ci.yml", "run: echo ${{ github.sha }}\n", None), []);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "[".repeat(100_000);
+        assert_eq!(
+            only("a.json", &deep).1,
+            "invalid JSON: EOF while parsing a list"
+        );
+        let balanced = format!("{deep}{}\n", "]".repeat(100_000));
+        assert_eq!(run("a.json", &balanced, None), [], "deep but valid");
+        assert_eq!(run("a.yaml", &deep, None).len(), 2);
+        assert_eq!(run("a.toml", &format!("a = {deep}"), None).len(), 2);
+    }
+}

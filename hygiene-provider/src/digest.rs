@@ -1,0 +1,120 @@
+//! Digests and blob encodings: canonical JSON (sorted keys, compact), sha256 ids, base64.
+
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+use crate::checks::hex;
+
+/// `sha256:<hex>` of `value` as canonical JSON: object keys sorted at every depth, arrays in order,
+/// no insignificant whitespace, UTF-8. The changeset digest and the config digest use it (the same
+/// canonicalisation opcore-asp-provider documents, so hosts compute one digest for both).
+pub(crate) fn canonical_digest(value: &Value) -> String {
+    let mut text = String::new();
+    canonical(value, &mut text);
+    format!("sha256:{}", hex(&Sha256::digest(text.as_bytes())))
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (n, key) in keys.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// Whether `bytes` hash to the content id `blob:sha256:<hex>` (ids of other algorithms are taken
+/// as they are: nothing to check them with).
+pub(crate) fn blob_matches(id: &str, bytes: &[u8]) -> bool {
+    match id.strip_prefix("blob:sha256:") {
+        Some(expected) => expected.eq_ignore_ascii_case(&hex(&Sha256::digest(bytes))),
+        None => true,
+    }
+}
+
+/// Decodes standard base64 (padding optional, ASCII whitespace ignored).
+pub(crate) fn base64(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let digits: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+    let digits = digits
+        .strip_suffix(b"==")
+        .or_else(|| digits.strip_suffix(b"="))
+        .unwrap_or(&digits);
+    if digits.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(digits.len() / 4 * 3 + 2);
+    for chunk in digits.chunks(4) {
+        let mut acc = 0u32;
+        for &c in chunk {
+            acc = (acc << 6) | value(c)?;
+        }
+        acc <<= 6 * (4 - chunk.len() as u32);
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len()]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let a = json!({"b": 1, "a": {"d": [3, {"z": 1, "y": "é"}], "c": null}});
+        let mut text = String::new();
+        canonical(&a, &mut text);
+        assert_eq!(text, r#"{"a":{"c":null,"d":[3,{"y":"é","z":1}]},"b":1}"#);
+        let b = json!({"a": {"c": null, "d": [3, {"y": "é", "z": 1}]}, "b": 1});
+        assert_eq!(canonical_digest(&a), canonical_digest(&b));
+    }
+
+    #[test]
+    fn blob_ids_are_checked_against_their_bytes() {
+        let id = "blob:sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+        assert!(blob_matches(id, b"hello"));
+        assert!(!blob_matches(id, b"hello!"));
+    }
+
+    #[test]
+    fn base64_decodes_with_and_without_padding() {
+        assert_eq!(base64("AAECAw==").unwrap(), [0, 1, 2, 3]);
+        assert_eq!(base64("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(base64("aGVs\nbG8=").unwrap(), b"hello");
+        assert_eq!(base64("").unwrap(), b"");
+        assert_eq!(base64("a"), None);
+        assert_eq!(base64("a*bc"), None);
+    }
+}

@@ -1,0 +1,20 @@
+//! The one error type of the hygiene provider.
+
+/// Why the provider could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The connection to the host failed.
+    #[error("connection to the host: {0}")]
+    Peer(#[from] bridge_core::Error),
+}
+
+impl Error {
+    /// The ASP failClass of the failure.
+    pub fn fail_class(&self) -> bridge_core::FailClass {
+        match self {
+            Error::Peer(error) => error.fail_class(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,446 @@
+//! One `check/evaluate`: which files to check, reading their blobs through the host in bounded
+//! batches, the checks off the async threads, and the Assessment (with the exact `validAsOf`).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use crate::checks::{self, Fingerprinted, Subject};
+use crate::digest::{base64, blob_matches};
+use crate::request::{Comparison, Request, Scope};
+use crate::rules::{Rule, SOURCE};
+use crate::wire::{
+    Assessment, BlobData, CAPABILITY_VERSION, Cache, Coverage, CoveragePart, Degradation,
+    Diagnostic, Location, ProviderInfo, Status, Timing, TreeEntry, ValidAsOf,
+};
+
+/// Files whose blobs are read in one `workspace/readBlob` call (both sides of each).
+pub(crate) const CHUNK: usize = 8;
+/// Deadline of one callback, within the evaluation's own deadline.
+const CALL_TIMEOUT: Duration = Duration::from_secs(15);
+/// Most diagnostics in one assessment; past it the list is cut and `truncated` set.
+pub(crate) const MAX_DIAGNOSTICS: usize = 10_000;
+/// Most `coverage.degraded` entries listed one by one; the rest are counted in one more entry.
+const MAX_DEGRADED: usize = 50;
+
+/// The host's content callbacks, as the evaluation needs them.
+pub(crate) trait Workspace: Send + Sync {
+    /// `workspace/readBlob`: the blobs as the host sent them.
+    fn read_blobs(
+        &self,
+        ids: Vec<String>,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<Vec<BlobData>, String>> + Send;
+    /// `workspace/listTree` of the baseline (`paths` narrows it): the entries and whether the
+    /// host cut the list.
+    fn list_tree(
+        &self,
+        paths: Option<Vec<String>>,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send;
+}
+
+/// Who evaluates: reported in every assessment.
+#[derive(Clone, Debug)]
+pub(crate) struct Provenance {
+    pub(crate) version: String,
+    pub(crate) build_digest: String,
+}
+
+/// One file to check: its blobs on each side.
+#[derive(Clone, Debug)]
+struct Target {
+    path: String,
+    /// Where the before side was (differs from `path` for a rename).
+    before_path: String,
+    before: Option<String>,
+    after: Option<String>,
+    added: bool,
+}
+
+/// What the evaluation found and could not do, gathered as it goes.
+#[derive(Default)]
+struct Outcome {
+    diagnostics: Vec<Diagnostic>,
+    degraded: Vec<Degradation>,
+    read: BTreeSet<String>,
+    truncated: bool,
+    exhaustive: bool,
+}
+
+impl Outcome {
+    fn degrade(&mut self, reason: &'static str, detail: String) {
+        if self.degraded.len() < MAX_DEGRADED {
+            self.degraded.push(Degradation {
+                source: SOURCE,
+                reason,
+                detail,
+            });
+        } else if self.degraded.len() == MAX_DEGRADED {
+            self.degraded.push(Degradation {
+                source: SOURCE,
+                reason,
+                detail: "more files could not be checked; the list stops here".into(),
+            });
+        }
+    }
+}
+
+pub(crate) async fn evaluate<W: Workspace>(
+    workspace: &W,
+    request: Request,
+    deadline: Instant,
+    provenance: &Provenance,
+) -> Assessment {
+    let started = Instant::now();
+    let mut outcome = Outcome {
+        exhaustive: true,
+        ..Outcome::default()
+    };
+    let status = if request.is_unsupported() {
+        Status::Unsupported
+    } else {
+        let targets = targets(workspace, &request, deadline, &mut outcome).await;
+        check_all(workspace, &request, targets, deadline, &mut outcome).await;
+        if outcome.degraded.is_empty() && request.unsupported.is_empty() {
+            Status::Complete
+        } else {
+            Status::Incomplete
+        }
+    };
+    if status != Status::Complete {
+        outcome.exhaustive = false;
+    }
+    let covered = CoveragePart {
+        scope: request.requested.scope.clone(),
+        diagnostic_sources: if status == Status::Unsupported {
+            vec![]
+        } else {
+            vec![SOURCE.to_owned()]
+        },
+        rules: if status == Status::Unsupported {
+            vec![]
+        } else {
+            request.rules.iter().map(|r| r.id().to_owned()).collect()
+        },
+        comparison: request.requested.comparison.clone(),
+    };
+    Assessment {
+        status,
+        diagnostics: outcome.diagnostics,
+        coverage: Coverage {
+            requested: request.requested,
+            covered,
+            degraded: outcome.degraded,
+            unsupported: request.unsupported,
+            exhaustive: outcome.exhaustive && !outcome.truncated,
+            truncated: outcome.truncated,
+        },
+        valid_as_of: ValidAsOf {
+            baseline: request.baseline,
+            changeset_digest: request.changeset_digest,
+            blobs: outcome.read.into_iter().collect(),
+        },
+        provider: ProviderInfo {
+            id: SOURCE,
+            version: provenance.version.clone(),
+            config_digest: request.config_digest,
+            capability_version: CAPABILITY_VERSION,
+            build_digest: provenance.build_digest.clone(),
+            capability_family: "check",
+        },
+        timing: Timing {
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        },
+        cache: Cache { status: "disabled" },
+    }
+}
+
+/// The files in scope: the changes, and for a workspace or paths scope the baseline's other files.
+async fn targets<W: Workspace>(
+    workspace: &W,
+    request: &Request,
+    deadline: Instant,
+    outcome: &mut Outcome,
+) -> Vec<Target> {
+    let mut targets: Vec<Target> = request
+        .changes
+        .iter()
+        .filter(|c| request.scope.covers(&c.path))
+        .map(|change| Target {
+            path: change.path.clone(),
+            before_path: change.from.clone().unwrap_or_else(|| change.path.clone()),
+            before: change.before.clone(),
+            after: match change.kind.as_str() {
+                "delete" => None,
+                // A pure rename keeps the content.
+                _ => change.after.clone().or_else(|| change.before.clone()),
+            },
+            added: change.kind == "create",
+        })
+        .collect();
+    let paths = match &request.scope {
+        Scope::Changeset => return targets,
+        Scope::Workspace => None,
+        Scope::Paths(paths) => Some(paths.clone()),
+    };
+    let touched: HashSet<&str> = request
+        .changes
+        .iter()
+        .flat_map(|c| std::iter::once(c.path.as_str()).chain(c.from.as_deref()))
+        .collect();
+    match workspace.list_tree(paths, remaining(deadline)).await {
+        Ok((entries, truncated)) => {
+            if truncated {
+                outcome.degrade(
+                    "incomplete",
+                    "the host cut the baseline listing short".into(),
+                );
+            }
+            let unchanged: Vec<Target> = entries
+                .into_iter()
+                .filter(|e| e.kind == "file" && !touched.contains(e.path.as_str()))
+                .filter(|e| request.scope.covers(&e.path))
+                .map(|e| Target {
+                    before_path: e.path.clone(),
+                    path: e.path,
+                    before: Some(e.blob_id.clone()),
+                    after: Some(e.blob_id),
+                    added: false,
+                })
+                .collect();
+            targets.extend(unchanged);
+        }
+        Err(error) => outcome.degrade(
+            "incomplete",
+            format!("could not list the baseline: {error}"),
+        ),
+    }
+    targets
+}
+
+async fn check_all<W: Workspace>(
+    workspace: &W,
+    request: &Request,
+    targets: Vec<Target>,
+    deadline: Instant,
+    outcome: &mut Outcome,
+) {
+    let total = targets.len();
+    for (n, chunk) in targets.chunks(CHUNK).enumerate() {
+        if Instant::now() >= deadline {
+            outcome.degrade(
+                "timed-out",
+                format!(
+                    "{} of {total} files were not checked before the deadline",
+                    total - n * CHUNK
+                ),
+            );
+            return;
+        }
+        let ids: Vec<String> = chunk
+            .iter()
+            .flat_map(|t| t.before.iter().chain(t.after.iter()))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let (blobs, failures) = read(workspace, ids, deadline).await;
+        outcome.read.extend(blobs.keys().cloned());
+        let mut ready = Vec::new();
+        for target in chunk {
+            let missing = target
+                .before
+                .iter()
+                .chain(target.after.iter())
+                .find(|id| !blobs.contains_key(*id));
+            match missing {
+                Some(id) => {
+                    let why = failures.get(id).map_or("not sent", String::as_str);
+                    outcome.degrade(
+                        "incomplete",
+                        format!("{}: could not read {id}: {why}", target.path),
+                    );
+                }
+                None => ready.push(target.clone()),
+            }
+        }
+        let rules = request.rules.clone();
+        let (settings, comparison) = (request.settings, request.comparison);
+        let checked = tokio::task::spawn_blocking(move || {
+            ready
+                .iter()
+                .flat_map(|t| diagnostics(t, &blobs, &rules, settings, comparison))
+                .collect::<Vec<_>>()
+        })
+        .await;
+        match checked {
+            Ok(found) => outcome.diagnostics.extend(found),
+            Err(e) => outcome.degrade("error", format!("the checks stopped: {e}")),
+        }
+        if outcome.diagnostics.len() > MAX_DIAGNOSTICS {
+            outcome.diagnostics.truncate(MAX_DIAGNOSTICS);
+            outcome.truncated = true;
+            return;
+        }
+    }
+}
+
+fn remaining(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .min(CALL_TIMEOUT)
+}
+
+/// Reads `ids` in one call, falling back to one call per blob when the batch fails. Returns the
+/// blobs read (decoded, checked against their ids) and why the others were not.
+async fn read<W: Workspace>(
+    workspace: &W,
+    ids: Vec<String>,
+    deadline: Instant,
+) -> (HashMap<String, Vec<u8>>, HashMap<String, String>) {
+    let mut blobs = HashMap::new();
+    let mut failures = HashMap::new();
+    if ids.is_empty() {
+        return (blobs, failures);
+    }
+    let batches: Vec<Vec<String>> =
+        match workspace.read_blobs(ids.clone(), remaining(deadline)).await {
+            Ok(sent) => {
+                accept(&ids, sent, &mut blobs, &mut failures);
+                return (blobs, failures);
+            }
+            Err(error) if ids.len() == 1 => {
+                failures.insert(ids[0].clone(), error);
+                return (blobs, failures);
+            }
+            Err(error) => {
+                tracing::debug!(%error, "a batch read failed; reading one blob at a time");
+                ids.into_iter().map(|id| vec![id]).collect()
+            }
+        };
+    for batch in batches {
+        if Instant::now() >= deadline {
+            failures.insert(batch[0].clone(), "the deadline passed".into());
+            continue;
+        }
+        match workspace
+            .read_blobs(batch.clone(), remaining(deadline))
+            .await
+        {
+            Ok(sent) => accept(&batch, sent, &mut blobs, &mut failures),
+            Err(error) => {
+                failures.insert(batch[0].clone(), error);
+            }
+        }
+    }
+    (blobs, failures)
+}
+
+/// Keeps the blobs that were asked for, decode, and hash to their id.
+fn accept(
+    asked: &[String],
+    sent: Vec<BlobData>,
+    blobs: &mut HashMap<String, Vec<u8>>,
+    failures: &mut HashMap<String, String>,
+) {
+    for blob in sent {
+        if !asked.contains(&blob.id) {
+            tracing::debug!(id = %blob.id, "the host sent a blob that was not asked for");
+            continue;
+        }
+        let bytes = match blob.encoding.as_str() {
+            "utf-8" => Some(blob.bytes.into_bytes()),
+            "base64" => base64(&blob.bytes),
+            _ => None,
+        };
+        match bytes {
+            Some(bytes) if blob_matches(&blob.id, &bytes) => {
+                blobs.insert(blob.id, bytes);
+            }
+            Some(_) => {
+                failures.insert(blob.id, "its content does not match its id".into());
+            }
+            None => {
+                failures.insert(
+                    blob.id,
+                    format!("cannot decode encoding {:?}", blob.encoding),
+                );
+            }
+        }
+    }
+}
+
+/// The diagnostics of one file for the comparison asked for.
+fn diagnostics(
+    target: &Target,
+    blobs: &HashMap<String, Vec<u8>>,
+    rules: &[Rule],
+    settings: checks::Settings,
+    comparison: Comparison,
+) -> Vec<Diagnostic> {
+    let bytes = |id: &Option<String>| id.as_ref().and_then(|id| blobs.get(id)).map(Vec::as_slice);
+    let (before, after) = (bytes(&target.before), bytes(&target.after));
+    // Both sides are fingerprinted under the new path, so a rename does not look like new findings.
+    let side = |this: Option<&[u8]>, other: Option<&[u8]>, added: bool| -> Vec<Fingerprinted> {
+        this.map_or_else(Vec::new, |bytes| {
+            checks::check(
+                Subject {
+                    path: &target.path,
+                    bytes,
+                    other,
+                    added,
+                },
+                rules,
+                settings,
+            )
+        })
+    };
+    let minus = |found: Vec<Fingerprinted>, other: &[Fingerprinted]| -> Vec<Fingerprinted> {
+        let seen: HashSet<&str> = other.iter().map(|f| f.fingerprint.as_str()).collect();
+        found
+            .into_iter()
+            .filter(|f| !seen.contains(f.fingerprint.as_str()))
+            .collect()
+    };
+    let (found, path, introduced) = match comparison {
+        Comparison::All => (side(after, before, target.added), &target.path, None),
+        Comparison::Introduced => {
+            let found = side(after, before, target.added);
+            let old = if found.is_empty() {
+                Vec::new()
+            } else {
+                side(before, after, false)
+            };
+            (minus(found, &old), &target.path, Some(true))
+        }
+        Comparison::Resolved => {
+            let old = side(before, after, false);
+            let new = if old.is_empty() {
+                Vec::new()
+            } else {
+                side(after, before, target.added)
+            };
+            (minus(old, &new), &target.before_path, None)
+        }
+    };
+    found
+        .into_iter()
+        .map(|f| Diagnostic {
+            code: f.finding.rule.id(),
+            severity: f.finding.rule.severity(),
+            source: SOURCE,
+            message: f.finding.message,
+            location: Location {
+                path: path.clone(),
+                range: f.finding.range,
+            },
+            fingerprint: f.fingerprint,
+            introduced,
+            help: f.finding.rule.help(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,403 @@
+//! The evaluation against an in-memory host: what is read, what is found, and assessments that
+//! validate against `check-assessment.schema.json` with the exact `validAsOf`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+use super::*;
+use crate::checks::hex;
+
+/// A host that serves blobs from memory and records what it was asked.
+#[derive(Default)]
+struct Memory {
+    blobs: HashMap<String, Vec<u8>>,
+    tree: Vec<TreeEntry>,
+    refuse: Vec<String>,
+    asked: Mutex<Vec<Vec<String>>>,
+}
+
+impl Memory {
+    fn add(&mut self, bytes: &[u8]) -> String {
+        let id = format!("blob:sha256:{}", hex(&Sha256::digest(bytes)));
+        self.blobs.insert(id.clone(), bytes.to_vec());
+        id
+    }
+}
+
+impl Workspace for Memory {
+    fn read_blobs(
+        &self,
+        ids: Vec<String>,
+        _timeout: Duration,
+    ) -> impl Future<Output = Result<Vec<BlobData>, String>> + Send {
+        self.asked.lock().unwrap().push(ids.clone());
+        let refused = ids.iter().any(|id| self.refuse.contains(id));
+        let sent: Vec<BlobData> = ids
+            .iter()
+            .filter_map(|id| {
+                self.blobs.get(id).map(|bytes| BlobData {
+                    id: id.clone(),
+                    encoding: "base64".into(),
+                    bytes: encode(bytes),
+                })
+            })
+            .collect();
+        async move {
+            if refused {
+                Err("host refused workspace/readBlob: outside the grant (code -32012)".into())
+            } else {
+                Ok(sent)
+            }
+        }
+    }
+
+    fn list_tree(
+        &self,
+        _paths: Option<Vec<String>>,
+        _timeout: Duration,
+    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send {
+        let tree = self.tree.clone();
+        async move { Ok((tree, false)) }
+    }
+}
+
+fn encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n =
+            chunk.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn provenance() -> Provenance {
+    Provenance {
+        version: "0.1.0".into(),
+        build_digest: "sha256:build".into(),
+    }
+}
+
+async fn run(memory: &Memory, params: Value) -> Value {
+    let request = Request::parse(&params).expect("valid request");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    serde_json::to_value(evaluate(memory, request, deadline, &provenance()).await).unwrap()
+}
+
+fn params(changes: Value, comparison: &str) -> Value {
+    json!({
+        "changeset": {
+            "baseline": {"rev": "git:tree:9f3a1c", "stampedAt": "2026-06-16T10:00:00Z"},
+            "changes": changes
+        },
+        "scope": "changeset",
+        "comparison": comparison
+    })
+}
+
+fn schema_errors(assessment: &Value) -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
+    let mut registry = jsonschema::Registry::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let schema: Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+        let id = schema["$id"].as_str().unwrap().to_owned();
+        registry = registry.add(id, schema).unwrap();
+    }
+    let registry = registry.prepare().unwrap();
+    let wrapper =
+        json!({"$ref": "https://covibes.dev/asp/schemas/check-evaluate.schema.json#/$defs/result"});
+    let validator = jsonschema::options()
+        .with_registry(&registry)
+        .build(&wrapper)
+        .unwrap();
+    validator
+        .iter_errors(assessment)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// Every key anywhere in `value`.
+fn keys(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+fn codes(assessment: &Value) -> Vec<(String, String, u64)> {
+    assessment["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_owned(),
+                d["location"]["path"].as_str().unwrap().to_owned(),
+                d["location"]["range"]["start"]["line"]
+                    .as_u64()
+                    .unwrap_or(u64::MAX),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_changeset_with_a_conflict_a_key_and_bad_json_is_assessed_exactly() {
+    let mut memory = Memory::default();
+    let conflict = memory.add(b"a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\n");
+    let old_readme = memory.add(b"hello\n");
+    let readme = memory.add(b"hello\nworld\n");
+    let key = memory
+        .add(b"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n");
+    let json_file = memory.add(b"{\"a\": 1,}\n");
+    let gone = memory.add(b"<<<<<<< old\n");
+    let p = params(
+        json!([
+            {"path": "src/conflict.txt", "kind": "create", "after": conflict},
+            {"path": "README.md", "kind": "modify", "before": old_readme, "after": readme},
+            {"path": "deploy/id_ed25519", "kind": "create", "after": key},
+            {"path": "config/app.json", "kind": "create", "after": json_file},
+            {"path": "old.txt", "kind": "delete", "before": gone}
+        ]),
+        "introduced",
+    );
+    let assessment = run(&memory, p.clone()).await;
+    assert_eq!(
+        schema_errors(&assessment),
+        Vec::<String>::new(),
+        "{assessment:#}"
+    );
+    assert_eq!(assessment["status"], "complete");
+    assert_eq!(
+        codes(&assessment),
+        [
+            (
+                "hygiene/merge-conflict".into(),
+                "src/conflict.txt".into(),
+                1
+            ),
+            ("hygiene/private-key".into(), "deploy/id_ed25519".into(), 0),
+            ("hygiene/json-syntax".into(), "config/app.json".into(), 0),
+        ]
+    );
+    let d = &assessment["diagnostics"][2];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["introduced"], true);
+    assert_eq!(
+        d["location"]["range"],
+        json!({"start": {"line": 0, "char": 8}, "end": {"line": 0, "char": 9}})
+    );
+    assert!(d["help"].as_str().unwrap().contains("trailing commas"));
+    // validAsOf: the request's baseline as sent, the changeset's digest, every blob read (all of
+    // the changeset's, sorted).
+    assert_eq!(
+        assessment["validAsOf"]["baseline"],
+        p["changeset"]["baseline"]
+    );
+    assert_eq!(
+        assessment["validAsOf"]["changesetDigest"],
+        crate::digest::canonical_digest(&p["changeset"])
+    );
+    let mut all = vec![conflict, old_readme, readme, key, json_file, gone];
+    all.sort();
+    assert_eq!(assessment["validAsOf"]["blobs"], json!(all));
+    assert_eq!(assessment["coverage"]["exhaustive"], true);
+    let mut names = Vec::new();
+    keys(&assessment, &mut names);
+    for owned in [
+        "decision",
+        "pass",
+        "verdict",
+        "authority",
+        "assurance",
+        "transactionGuarantee",
+        "disposition",
+        "receipt",
+    ] {
+        assert!(
+            !names.iter().any(|k| k == owned),
+            "host-owned field {owned}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn all_and_resolved_comparisons_see_both_sides() {
+    let mut memory = Memory::default();
+    let before = memory.add(b"x \n{\n");
+    let after = memory.add(b"x \ny\t\n");
+    let p = |c| {
+        params(
+            json!([{"path": "a.txt", "kind": "modify", "before": before, "after": after}]),
+            c,
+        )
+    };
+    // Only the changed line is new; `x ` was there before.
+    let all = run(&memory, p("all")).await;
+    assert_eq!(
+        codes(&all),
+        [("hygiene/trailing-whitespace".into(), "a.txt".into(), 1)]
+    );
+    assert!(all["diagnostics"][0].get("introduced").is_none());
+    let introduced = run(&memory, p("introduced")).await;
+    assert_eq!(codes(&introduced).len(), 1);
+    let resolved = run(&memory, p("resolved")).await;
+    assert_eq!(codes(&resolved), Vec::<(String, String, u64)>::new());
+    assert_eq!(schema_errors(&resolved), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_refused_read_is_reported_and_the_rest_still_checked() {
+    let mut memory = Memory::default();
+    let secret = memory.add(b"BEGIN PRIVATE KEY\n");
+    let other = memory.add(b"<<<<<<< a\n>>>>>>> b\n");
+    memory.refuse.push(secret.clone());
+    let p = params(
+        json!([
+            {"path": ".env", "kind": "create", "after": secret},
+            {"path": "b.txt", "kind": "create", "after": other}
+        ]),
+        "introduced",
+    );
+    let assessment = run(&memory, p).await;
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+    assert_eq!(assessment["status"], "incomplete");
+    assert_eq!(assessment["coverage"]["exhaustive"], false);
+    assert_eq!(
+        codes(&assessment),
+        [("hygiene/merge-conflict".into(), "b.txt".into(), 0)]
+    );
+    let degraded = &assessment["coverage"]["degraded"][0];
+    assert_eq!(degraded["reason"], "incomplete");
+    assert!(
+        degraded["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(".env: could not read"),
+        "{degraded}"
+    );
+    assert_eq!(
+        assessment["validAsOf"]["blobs"],
+        json!([other]),
+        "only what was read"
+    );
+    // One batch, then one call per blob after it failed.
+    assert_eq!(memory.asked.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_blob_whose_bytes_do_not_match_its_id_is_not_used() {
+    let mut memory = Memory::default();
+    let id = memory.add(b"<<<<<<< a\n");
+    memory.blobs.insert(id.clone(), b"clean\n".to_vec());
+    let assessment = run(
+        &memory,
+        params(json!([{"path": "a", "kind": "create", "after": id}]), "all"),
+    )
+    .await;
+    assert_eq!(assessment["status"], "incomplete");
+    assert!(
+        assessment["coverage"]["degraded"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("does not match its id")
+    );
+    assert_eq!(assessment["validAsOf"]["blobs"], json!([]));
+}
+
+#[tokio::test]
+async fn an_unsupported_request_reads_nothing() {
+    let memory = Memory::default();
+    let mut p = params(json!([]), "introduced");
+    p["diagnosticSources"] = json!(["acme-secrets"]);
+    let assessment = run(&memory, p).await;
+    assert_eq!(assessment["status"], "unsupported");
+    assert_eq!(
+        assessment["coverage"]["unsupported"][0]["reason"],
+        "unsupported"
+    );
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+    assert!(memory.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_workspace_scope_checks_the_baseline_too_without_whitespace_noise() {
+    let mut memory = Memory::default();
+    let old = memory.add(b"{bad json \n");
+    let new = memory.add(b"ok \n");
+    memory.tree = vec![
+        TreeEntry {
+            path: "old.json".into(),
+            blob_id: old.clone(),
+            kind: "file".into(),
+        },
+        TreeEntry {
+            path: "src".into(),
+            blob_id: old.clone(),
+            kind: "dir".into(),
+        },
+    ];
+    let mut p = params(
+        json!([{"path": "new.txt", "kind": "create", "after": new}]),
+        "all",
+    );
+    p["scope"] = json!("workspace");
+    let assessment = run(&memory, p).await;
+    assert_eq!(
+        codes(&assessment),
+        [
+            ("hygiene/trailing-whitespace".into(), "new.txt".into(), 0),
+            ("hygiene/json-syntax".into(), "old.json".into(), 0),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_passed_deadline_is_reported_as_timed_out() {
+    let mut memory = Memory::default();
+    let id = memory.add(b"x\n");
+    let request = Request::parse(&params(
+        json!([{"path": "a", "kind": "create", "after": id}]),
+        "all",
+    ))
+    .unwrap();
+    let assessment = evaluate(&memory, request, Instant::now(), &provenance()).await;
+    let assessment = serde_json::to_value(assessment).unwrap();
+    assert_eq!(assessment["status"], "incomplete");
+    assert_eq!(assessment["coverage"]["degraded"][0]["reason"], "timed-out");
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn diagnostics_past_the_cap_are_cut_and_marked_truncated() {
+    let mut memory = Memory::default();
+    let id = memory.add(" \n".repeat(MAX_DIAGNOSTICS + 5).as_bytes());
+    let assessment = run(
+        &memory,
+        params(json!([{"path": "a", "kind": "create", "after": id}]), "all"),
+    )
+    .await;
+    assert_eq!(
+        assessment["diagnostics"].as_array().unwrap().len(),
+        MAX_DIAGNOSTICS
+    );
+    assert_eq!(assessment["coverage"]["truncated"], true);
+    assert_eq!(assessment["coverage"]["exhaustive"], false);
+}

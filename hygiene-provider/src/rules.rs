@@ -1,0 +1,139 @@
+//! The rule catalogue: one rule per check, with its id, severity, summary and help text.
+//!
+//! Severities follow what a maintainer expects from the pre-commit-hooks checks these mirror: what
+//! breaks a build or leaks a secret is an error, what bloats the repository or confuses diffs a
+//! warning, whitespace information.
+
+use serde::Serialize;
+
+/// The diagnostic source and rule namespace of this provider.
+pub const SOURCE: &str = "hygiene";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Rule {
+    MergeConflict,
+    PrivateKey,
+    JsonSyntax,
+    TomlSyntax,
+    YamlSyntax,
+    LargeFile,
+    MixedLineEndings,
+    TrailingWhitespace,
+    FinalNewline,
+}
+
+impl Rule {
+    pub(crate) const ALL: [Rule; 9] = [
+        Rule::MergeConflict,
+        Rule::PrivateKey,
+        Rule::JsonSyntax,
+        Rule::TomlSyntax,
+        Rule::YamlSyntax,
+        Rule::LargeFile,
+        Rule::MixedLineEndings,
+        Rule::TrailingWhitespace,
+        Rule::FinalNewline,
+    ];
+
+    /// The rule id, namespaced under [`SOURCE`].
+    pub(crate) fn id(self) -> &'static str {
+        match self {
+            Rule::MergeConflict => "hygiene/merge-conflict",
+            Rule::PrivateKey => "hygiene/private-key",
+            Rule::JsonSyntax => "hygiene/json-syntax",
+            Rule::TomlSyntax => "hygiene/toml-syntax",
+            Rule::YamlSyntax => "hygiene/yaml-syntax",
+            Rule::LargeFile => "hygiene/large-file",
+            Rule::MixedLineEndings => "hygiene/mixed-line-endings",
+            Rule::TrailingWhitespace => "hygiene/trailing-whitespace",
+            Rule::FinalNewline => "hygiene/final-newline",
+        }
+    }
+
+    pub(crate) fn parse(id: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|rule| rule.id() == id)
+    }
+
+    pub(crate) fn severity(self) -> Severity {
+        match self {
+            Rule::MergeConflict
+            | Rule::PrivateKey
+            | Rule::JsonSyntax
+            | Rule::TomlSyntax
+            | Rule::YamlSyntax => Severity::Error,
+            Rule::LargeFile | Rule::MixedLineEndings => Severity::Warning,
+            Rule::TrailingWhitespace | Rule::FinalNewline => Severity::Info,
+        }
+    }
+
+    /// What to do about a finding of this rule.
+    pub(crate) fn help(self) -> &'static str {
+        match self {
+            Rule::MergeConflict => {
+                "Resolve the conflict: keep the intended text and delete the `<<<<<<<`, `=======` \
+                 and `>>>>>>>` marker lines before committing."
+            }
+            Rule::PrivateKey => {
+                "Remove the key from the change and treat it as leaked: revoke or rotate it, and load \
+                 keys from a secret store or an ignored file instead."
+            }
+            Rule::JsonSyntax => {
+                "Fix the JSON at the marked position. JSON allows no comments, trailing commas or \
+                 single quotes; a file meant to hold comments should be named `.jsonc`."
+            }
+            Rule::TomlSyntax => {
+                "Fix the TOML at the marked position; duplicate keys and tables are errors too."
+            }
+            Rule::YamlSyntax => {
+                "Fix the YAML at the marked position; indentation must be spaces and consistent \
+                 within a block."
+            }
+            Rule::LargeFile => {
+                "Large files weigh on every clone forever: keep generated files and binaries out of \
+                 the repository (Git LFS or an artifact store), or raise `maxAddedFileKb` in the \
+                 provider configuration if the file belongs here."
+            }
+            Rule::MixedLineEndings => {
+                "Use one line ending per file; a `.gitattributes` entry such as `* text=auto` keeps \
+                 them consistent."
+            }
+            Rule::TrailingWhitespace => {
+                "Delete the trailing spaces and tabs; most editors can trim them on save."
+            }
+            Rule::FinalNewline => {
+                "End the file with a newline, so that appending to it does not change its last line."
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_id_is_namespaced_and_parses_back() {
+        for rule in Rule::ALL {
+            assert!(rule.id().starts_with("hygiene/"), "{}", rule.id());
+            assert_eq!(Rule::parse(rule.id()), Some(rule));
+            assert!(!rule.help().is_empty());
+        }
+        assert_eq!(Rule::parse("hygiene/nope"), None);
+    }
+
+    #[test]
+    fn secrets_and_conflicts_are_errors_whitespace_is_information() {
+        assert_eq!(Rule::MergeConflict.severity(), Severity::Error);
+        assert_eq!(Rule::PrivateKey.severity(), Severity::Error);
+        assert_eq!(Rule::TrailingWhitespace.severity(), Severity::Info);
+        assert_eq!(Rule::FinalNewline.severity(), Severity::Info);
+    }
+}
