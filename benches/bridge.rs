@@ -1,7 +1,7 @@
 //! Benchmarks of the bridge against floors measured in the same run, printed as ratios.
 //!
 //! Run with `cargo bench -p asp-bridge --bench bridge` (or `scripts/bench.sh` for every benchmark);
-//! `-- round-trip`, `-- cold-start` or `-- pipelined` runs one part.
+//! `-- round-trip`, `-- cold-start`, `-- pipelined` or `-- sarif` runs one part.
 //! Each floor talks to the same fake host over the same kind of pipe, so the ratio is what the
 //! bridge adds:
 //!
@@ -10,7 +10,11 @@
 //! - cold start: spawning `asp-bridge mcp` until its first `asp_status` result vs spawning the fake
 //!   host until its first `host/status` answer, interleaved; medians;
 //! - pipelined: `HostClient` with 64 calls in flight vs the fake host's own maximum rate with the
-//!   same window (a minimal client that only counts answer lines), plus CPU per call.
+//!   same window (a minimal client that only counts answer lines), plus CPU per call;
+//! - sarif: `asp-bridge sarif --from FILE --output OUT` on a saved answer of 25,000 findings (every one
+//!   exported) and of 100,000 (capped at GitHub's 25,000) vs a `serde_json::Value` round trip of the
+//!   same file (read, parse, write compact), each a process of its own, interleaved; wall time and
+//!   peak resident memory (`wait4`), medians.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -32,6 +36,9 @@ const COLD_STARTS: usize = 15;
 
 /// Runs every part, or only those named on the command line (`cargo bench --bench bridge -- pipelined`).
 fn main() {
+    if let Some(files) = std::env::var_os(sarif::FLOOR) {
+        return sarif::floor(&files.to_string_lossy());
+    }
     let named: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -47,6 +54,9 @@ fn main() {
     }
     if wanted("pipelined") {
         pipelined();
+    }
+    if wanted("sarif") {
+        sarif::compare();
     }
 }
 
@@ -374,4 +384,162 @@ async fn bridge_pipelined(calls: usize, window: usize) -> Duration {
     let elapsed = started.elapsed();
     process.shutdown().await;
     elapsed
+}
+
+// ---- sarif -----------------------------------------------------------------------------------------
+
+mod sarif {
+    use std::io::Write as _;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use serde_json::{Value, json};
+
+    /// Set in the child that runs the floor: `INPUT\nOUTPUT`.
+    pub(super) const FLOOR: &str = "ASP_BRIDGE_BENCH_SARIF_FLOOR";
+    const ROUNDS: usize = 5;
+
+    /// The floor, in a process of its own: the file read whole, parsed into a `Value`, written back
+    /// compact through a buffer.
+    pub(super) fn floor(files: &str) {
+        let (input, output) = files.split_once('\n').expect("input and output");
+        let bytes = std::fs::read(input).expect("input");
+        let value: Value = serde_json::from_slice(&bytes).expect("JSON");
+        let file = std::fs::File::create(output).expect("output");
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, file);
+        serde_json::to_writer(&mut out, &value).expect("written");
+        out.write_all(b"\n")
+            .and_then(|()| out.flush())
+            .expect("written");
+    }
+
+    /// A JSON-RPC response with `n` findings shaped like a real host's (non-ASCII text, ranges,
+    /// help, authority evidence, next steps on gating findings).
+    fn saved_answer(n: usize) -> String {
+        let authority = json!({
+            "identity": "fake-check", "integrity": "sha256:fake", "conformance": "fake-check",
+            "isolation": "gated", "authority": {"granted": true, "requirement": "fake-check"},
+        });
+        let findings: Vec<Value> = (0..n)
+            .map(|i| {
+                let severity = ["error", "warning", "info"][i % 3];
+                let line = i % 50;
+                let mut finding = json!({
+                    "diagnostic": {
+                        "code": format!("fake/rule-{}", i % 7),
+                        "severity": severity,
+                        "source": "fake-check",
+                        "message": format!("naïve 漢字 😀 \u{202E}rtl\u{202C} finding {i}"),
+                        "location": {
+                            "path": format!("src/ünï/файл-{i} 😀.ts"),
+                            "range": {"start": {"line": line, "char": 2}, "end": {"line": line, "char": 9}},
+                        },
+                        "fingerprint": format!("sha256:fake{i}"),
+                        "introduced": i % 2 == 0,
+                        "help": format!("see fake rule {} for finding {i}", i % 7),
+                        "codeDescription": {"href": format!("https://example.test/rules/{}", i % 7)},
+                    },
+                    "authority": authority,
+                    "disposition": if severity == "error" { "gating" } else { "advisory" },
+                });
+                if severity == "error" {
+                    finding["nextStep"] = json!(format!("fix {i}"));
+                    finding["nextStepOrigin"] = json!("synthesized");
+                }
+                finding
+            })
+            .collect();
+        json!({
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {
+                "pass": false, "decision": "deny", "callSite": "sweep", "findings": findings,
+                "coverage": {"exhaustive": true, "required": ["fake-check"], "enrolled": ["fake-check"],
+                             "ran": ["fake-check"], "degraded": []},
+                "policyDigest": "sha256:policy", "authorityEvidence": [authority],
+                "validAsOf": {"rev": "tree:abc"}, "assurance": {"mode": "gated", "transactionGuarantee": "none"},
+                "receipt": {"receiptId": "bench", "host": {"name": "bench-host", "version": "1.0.0"},
+                            "failures": []},
+            },
+        })
+        .to_string()
+    }
+
+    /// Runs `command` to its end: wall time and peak resident set (KiB), from `wait4`.
+    #[allow(unsafe_code)]
+    fn measure(command: &mut Command) -> (Duration, u64) {
+        let started = Instant::now();
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn");
+        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+        let mut status = 0;
+        // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is this process's child, not yet reaped (`Child` never waits on drop);
+        // `status` and `usage` are valid for writes for the duration of the call.
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let elapsed = started.elapsed();
+        assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "{command:?} failed: status {status}"
+        );
+        (elapsed, u64::try_from(usage.ru_maxrss).unwrap_or(0))
+    }
+
+    fn median<T: Ord + Copy>(mut samples: Vec<T>) -> T {
+        samples.sort();
+        samples[samples.len() / 2]
+    }
+
+    pub(super) fn compare() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (findings, what) in [
+            (25_000, "every one exported"),
+            (100_000, "capped at GitHub's 25,000"),
+        ] {
+            let input = dir.path().join(format!("answer-{findings}.json"));
+            std::fs::write(&input, saved_answer(findings)).expect("input");
+            one(&input, &dir.path().join("out.sarif"), findings, what);
+        }
+    }
+
+    fn one(input: &Path, output: &Path, findings: usize, what: &str) {
+        let mut bridge = Vec::new();
+        let mut floor = Vec::new();
+        for _ in 0..ROUNDS {
+            bridge.push(measure(
+                Command::new(super::BRIDGE)
+                    .args(["sarif", "--from"])
+                    .arg(input)
+                    .arg("--output")
+                    .arg(output)
+                    .env_remove("ASP_BRIDGE_LOG"),
+            ));
+            let files = format!("{}\n{}", input.display(), output.display());
+            floor.push(measure(
+                Command::new(std::env::current_exe().expect("this bench")).env(FLOOR, files),
+            ));
+        }
+        let time = |runs: &[(Duration, u64)]| median(runs.iter().map(|r| r.0).collect());
+        let peak =
+            |runs: &[(Duration, u64)]| median(runs.iter().map(|r| r.1).collect()) as f64 / 1024.0;
+        let (bt, ft) = (time(&bridge), time(&floor));
+        let (bm, fm) = (peak(&bridge), peak(&floor));
+        let size = std::fs::metadata(input).map_or(0, |m| m.len()) as f64 / 1e6;
+        eprintln!(
+            "sarif --from, {findings} findings ({what}; {size:.0} MB of input; median of {ROUNDS}): \
+             asp-bridge {:.0} ms, peak {bm:.0} MiB; serde_json Value round trip (floor) {:.0} ms, \
+             peak {fm:.0} MiB; ratio time {:.2}, memory {:.2}",
+            super::ms(bt),
+            super::ms(ft),
+            super::ms(bt) / super::ms(ft),
+            bm / fm,
+        );
+    }
 }

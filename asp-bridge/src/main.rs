@@ -21,10 +21,7 @@ use crate::flags::{Cli, Command, HostArgs};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(&cli.command) {
         Ok(runtime) => runtime,
         Err(e) => return report(&anyhow::Error::new(e).context("cannot start the async runtime")),
     };
@@ -44,6 +41,18 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => report(&error),
     }
+}
+
+/// The runtime a command runs on. `mcp` serves one client over stdio, one message at a time on the
+/// way in: one thread runs the server, its stdio and the host's pipes, so a call crosses no thread
+/// (blocking work still goes to tokio's blocking pool). The other commands use a worker per core.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    match command {
+        Command::Mcp(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()
 }
 
 /// Prints one classed line to stderr and picks the exit code.

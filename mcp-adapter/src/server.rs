@@ -167,11 +167,13 @@ where
     Ok(())
 }
 
-/// [`serve`] over stdin and stdout: nothing but MCP frames is written to stdout.
+/// [`serve`] over stdin and stdout: nothing but MCP frames is written to stdout. When both are pipes
+/// (as MCP clients start servers) they are driven by the runtime's reactor, so a message crosses no
+/// thread on its way in or out; otherwise (a terminal, a socket) tokio's blocking handles are used.
 pub async fn serve_stdio(
     host: Arc<dyn HostSource>,
     repo: &Path,
     budget_bytes: usize,
 ) -> Result<(), Error> {
-    serve(host, repo, budget_bytes, rmcp::transport::stdio()).await
+    serve(host, repo, budget_bytes, rmcp::transport::stdio_pipes()).await
 }

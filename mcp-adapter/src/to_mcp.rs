@@ -8,7 +8,7 @@
 use bridge_core::FailClass;
 use bridge_core::model::{self, canonical_capability};
 use bridge_core::proto;
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -321,9 +321,12 @@ pub(crate) fn coverage(coverage: &proto::Coverage) -> Coverage {
     }
 }
 
-/// A successful tool result: the payload as `structuredContent` and as its JSON text.
-pub(crate) fn success(payload: Value) -> CallToolResult {
-    CallToolResult::structured(payload)
+/// A successful tool result: the payload as `structuredContent` and `text`, its JSON text (already
+/// serialised to be measured against the budget, so not serialised again here).
+pub(crate) fn success(payload: Value, text: String) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(payload);
+    result
 }
 
 /// What a failed call returns as `structuredContent`: the `failure` branch of every outputSchema.

@@ -378,14 +378,14 @@ async fn invoke<T: AspTool>(
             progress,
         };
         let mut output = T::run(call, args).await?;
-        fit(&mut output, budget)
+        fit_with_text(&mut output, budget)
     };
     let outcome = tokio::select! {
         outcome = run => outcome,
         () = context.ct.cancelled() => Err(Error::Cancelled),
     };
     match outcome {
-        Ok(payload) => to_mcp::success(payload),
+        Ok((payload, text)) => to_mcp::success(payload, text),
         Err(error) => {
             tracing::info!(tool = T::NAME, fail_class = %error.fail_class(), %error, "tool failed");
             to_mcp::failure(T::NAME, &error)
@@ -412,12 +412,23 @@ fn parse<A: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<A, Error>
 
 /// The output as JSON within `budget` bytes, shrinking its lists as needed.
 pub(crate) fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Result<Value, Error> {
+    fit_with_text(output, budget).map(|(value, _)| value)
+}
+
+/// [`fit`], with the JSON text that was measured: it is the result's text block, so the output is
+/// serialised once for both.
+fn fit_with_text<O: Serialize + Budgeted>(
+    output: &mut O,
+    budget: usize,
+) -> Result<(Value, String), Error> {
     for _ in 0..64 {
         let value = serde_json::to_value(&*output)
             .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
-        let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
+        let text = serde_json::to_string(&value)
+            .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
+        let size = text.len();
         if size <= budget {
-            return Ok(value);
+            return Ok((value, text));
         }
         if !output.shrink(budget as f64 / size as f64) {
             break;
