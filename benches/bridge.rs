@@ -468,6 +468,8 @@ mod sarif {
 
     /// Runs `command` to its end: wall time and peak resident set (KiB), from `wait4`.
     #[allow(unsafe_code)]
+    // The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
+    #[allow(clippy::zombie_processes)]
     fn measure(command: &mut Command) -> (Duration, u64) {
         let started = Instant::now();
         let child = command
