@@ -297,7 +297,13 @@ fn the_hygiene_provider_knows_no_host_and_no_front_end() {
     // It is a provider like any third-party one: its own wire structs, bridge-core's peer only.
     let closure = dependency_closure();
     let deps = &closure["hygiene-provider"];
-    let forbidden = ["core-host", "mcp-adapter", "lsp-adapter", "sarif-export", "asp-bridge"];
+    let forbidden = [
+        "core-host",
+        "mcp-adapter",
+        "lsp-adapter",
+        "sarif-export",
+        "asp-bridge",
+    ];
     let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
     assert!(found.is_empty(), "hygiene-provider depends on {found:?}");
 }
