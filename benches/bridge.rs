@@ -154,8 +154,34 @@ fn fake_host() -> LineClient {
     LineClient::spawn(&mut Command::new(FAKE_HOST))
 }
 
+/// The host of the round trip: the fake host, or a Python NDJSON host
+/// (`benches/ndjson_host.py`) when `ASP_BRIDGE_BENCH_PYTHON` names a Python interpreter.
+fn round_trip_host() -> Vec<String> {
+    match std::env::var("ASP_BRIDGE_BENCH_PYTHON") {
+        Ok(python) if !python.is_empty() => {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let script = dir.join("benches/ndjson_host.py");
+            let status = dir.join("tests/fixtures/asp/outer/status.response.json");
+            vec![
+                python,
+                script.display().to_string(),
+                status.display().to_string(),
+            ]
+        }
+        _ => vec![FAKE_HOST.to_owned()],
+    }
+}
+
+fn host_process(host: &[String]) -> LineClient {
+    LineClient::spawn(Command::new(&host[0]).args(&host[1..]))
+}
+
 fn bridge_mcp(repo: &Path) -> LineClient {
-    let host = shlex::try_quote(FAKE_HOST).expect("quotable").into_owned();
+    bridge_mcp_with(repo, &[FAKE_HOST.to_owned()])
+}
+
+fn bridge_mcp_with(repo: &Path, host: &[String]) -> LineClient {
+    let host = shlex::try_join(host.iter().map(String::as_str)).expect("quotable");
     LineClient::spawn(
         Command::new(BRIDGE)
             .args(["mcp", "--repo"])
@@ -205,8 +231,9 @@ fn check_host_status(host: &LineClient) {
 
 /// Sequential calls, one bridge call then one direct call, so both see the same machine state.
 fn round_trip(repo: &Path) {
-    let mut host = fake_host();
-    let mut bridge = bridge_mcp(repo);
+    let command = round_trip_host();
+    let mut host = host_process(&command);
+    let mut bridge = bridge_mcp_with(repo, &command);
     open_mcp(&mut bridge);
     let mut direct_times = Vec::with_capacity(ROUND_TRIPS);
     let mut bridge_times = Vec::with_capacity(ROUND_TRIPS);
@@ -239,7 +266,8 @@ fn round_trip(repo: &Path) {
     let (b50, d50) = (quantile(&bridge_times, 0.5), quantile(&direct_times, 0.5));
     let (b99, d99) = (quantile(&bridge_times, 0.99), quantile(&direct_times, 0.99));
     eprintln!(
-        "round trip, {ROUND_TRIPS} sequential calls: MCP asp_status via asp-bridge vs host/status direct"
+        "round trip, {ROUND_TRIPS} sequential calls: MCP asp_status via asp-bridge vs host/status direct ({})",
+        command.join(" ")
     );
     for (name, bridge, direct) in [("p50", b50, d50), ("p99", b99, d99)] {
         eprintln!(

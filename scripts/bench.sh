@@ -4,5 +4,10 @@
 # `--bench '*'` runs the bench targets only (not the unit tests of every crate in bench mode).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The MCP round trip runs against a Python NDJSON host (benches/ndjson_host.py) when a Python is at
+# hand, as the issue's check does; set ASP_BRIDGE_BENCH_PYTHON= (empty) to use the Rust fake host.
+if [ -z "${ASP_BRIDGE_BENCH_PYTHON+set}" ] && command -v python3 >/dev/null; then
+  export ASP_BRIDGE_BENCH_PYTHON=python3
+fi
 printf 'machine: %s cores, %s\n' "$(nproc)" "$(uname -m)" >&2
 cargo bench --workspace --bench '*' 2>&1 | grep -vE '^\s*(Compiling|Finished|Running|Downloaded|Downloading)\b'
