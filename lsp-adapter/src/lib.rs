@@ -6,8 +6,9 @@
 //! document store ([`documents`], updated synchronously in every `did*` handler), one evaluation
 //! worker per document ([`scheduler`]: debounce, one host call in flight, re-run flag), the host calls
 //! ([`evaluate`]), and one ordered [`outbox`] for everything the server pushes. [`from_lsp`] and
-//! [`to_lsp`] hold the conversions; [`frames`] checks the client's frames and [`guard`] catches
-//! panics, so that a malformed message gets an error instead of ending the server. The server relays the host's answers; it never decides or gates.
+//! [`to_lsp`] hold the conversions; [`frames`] reads LSP framing (the crate's one parser) and checks
+//! the client's frames, and the server catches handler panics, so that a malformed message gets an
+//! error instead of ending the server. The server relays the host's answers; it never decides or gates.
 
 mod answer;
 mod documents;
@@ -15,7 +16,6 @@ mod error;
 mod evaluate;
 mod frames;
 mod from_lsp;
-mod guard;
 mod host;
 mod outbox;
 mod progress;
@@ -99,24 +99,26 @@ pub mod fuzzing {
     /// The frames the incoming-frame checker hands tower-lsp for the client bytes `input`: each
     /// body, or why a frame of its output could not be read back. Needs a tokio runtime.
     pub async fn checked_frames(input: Vec<u8>) -> Vec<Result<Vec<u8>, &'static str>> {
-        let (stream, task) = frames::checked(std::io::Cursor::new(input));
-        let mut reader = tokio::io::BufReader::new(stream);
-        let mut out = Vec::new();
-        while let Some(frame) = frames::next_frame(&mut reader)
+        use tokio::io::AsyncReadExt;
+        let (mut stream, task) = frames::checked(std::io::Cursor::new(input));
+        let mut output = Vec::new();
+        stream
+            .read_to_end(&mut output)
             .await
-            .expect("in-memory reads cannot fail")
-        {
-            out.push(match frame {
-                Frame::Body(body) => Ok(body),
-                Frame::Skipped(why) => Err(why),
-            });
-        }
+            .expect("in-memory reads cannot fail");
         if let Err(error) = task.await
             && error.is_panic()
         {
             std::panic::resume_unwind(error.into_panic());
         }
-        out
+        frames::Frames::default()
+            .push(&output)
+            .into_iter()
+            .map(|frame| match frame {
+                Frame::Body(body) => Ok(body),
+                Frame::Skipped(why) => Err(why),
+            })
+            .collect()
     }
 
     /// Whether tower-lsp decodes `body` as a message.

@@ -1,11 +1,16 @@
 //! The `LanguageServer` implementation, kept thin: each handler delegates to the [`Session`] and
 //! none of them awaits the host or the client. [`serve`] runs it over a byte-stream pair.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bridge_core::source::BoxFuture;
+use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower::Service;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Request, Response, Result};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
     DidSaveTextDocumentParams, DocumentDiagnosticParams, DocumentDiagnosticReportResult,
@@ -14,7 +19,6 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{LanguageServer, LspService, Server};
 
 use crate::frames;
-use crate::guard::CatchPanic;
 use crate::host::HostFactory;
 use crate::outbox::{self, Queue};
 use crate::session::{Session, Settings};
@@ -152,5 +156,86 @@ impl LanguageServer for Backend {
         params: DocumentDiagnosticParams,
     ) -> Result<DocumentDiagnosticReportResult> {
         Ok(self.session.pull(&params))
+    }
+}
+
+/// The language server's service, with each handler's panic caught: its request is answered with an
+/// internal error and logged, instead of taking the server (and the editor's session) down.
+#[derive(Debug)]
+struct CatchPanic<S>(S);
+
+impl<S> Service<Request> for CatchPanic<S>
+where
+    S: Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, std::result::Result<Option<Response>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let id = request.id().cloned();
+        let method = request.method().to_owned();
+        let failed = move || {
+            tracing::error!(%method, "a language server handler panicked");
+            Ok(id.map(|id| Response::from_error(id, Error::internal_error())))
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.0.call(request))) {
+            Ok(future) => Box::pin(
+                AssertUnwindSafe(future)
+                    .catch_unwind()
+                    .map(|outcome| outcome.unwrap_or_else(|_| failed())),
+            ),
+            Err(_) => Box::pin(std::future::ready(failed())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A service whose handler panics when it runs, or already when it is called.
+    struct Panicky {
+        at_call: bool,
+    }
+
+    impl Service<Request> for Panicky {
+        type Response = Option<Response>;
+        type Error = std::convert::Infallible;
+        type Future = BoxFuture<'static, std::result::Result<Option<Response>, Self::Error>>;
+
+        fn poll_ready(
+            &mut self,
+            _: &mut Context<'_>,
+        ) -> Poll<std::result::Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Request) -> Self::Future {
+            assert!(!self.at_call, "handler bug at call");
+            Box::pin(async { panic!("handler bug") })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_with_an_internal_error() {
+        for at_call in [false, true] {
+            let request: Request = serde_json::from_value(
+                json!({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {}}),
+            )
+            .unwrap();
+            let mut service = CatchPanic(Panicky { at_call });
+            let response = service.call(request).await.unwrap().unwrap();
+            let response = serde_json::to_value(response).unwrap();
+            assert_eq!(response["id"], 7);
+            assert_eq!(response["error"]["code"], -32603);
+        }
     }
 }

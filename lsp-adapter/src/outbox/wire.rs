@@ -1,8 +1,8 @@
 //! The server's output: tower-lsp's frames and the outbox's, each written whole, in one stream.
 //!
 //! tower-lsp writes its frames (responses, its own requests, progress) into a pipe; [`write`] cuts
-//! that stream at frame boundaries (`Content-Length: N`, a blank line, N bytes) and writes each
-//! frame, and between two of them whatever the outbox queued meanwhile. The queue is read first, so
+//! that stream into frames with the crate's one parser ([`crate::frames::Frames`]) and writes each
+//! one, and between two of them whatever the outbox queued meanwhile. The queue is read first, so
 //! a notification queued before tower-lsp wrote a frame (a publish, then the answer to a request
 //! that came after it) reaches the client first. Nothing more is read from the pipe while the
 //! output is busy, so tower-lsp keeps its back-pressure.
@@ -12,8 +12,8 @@ use std::pin::Pin;
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter, DuplexStream};
 use tokio::sync::mpsc;
 
-/// Longest run of bytes without a blank line that is still waited on as a frame header.
-const MAX_HEADER: usize = 8 * 1024;
+use crate::frames::{Frame, Frames};
+
 /// How much of tower-lsp's output is read at once, and the size of the output's write buffer.
 const CHUNK: usize = 64 * 1024;
 
@@ -48,7 +48,7 @@ pub(crate) async fn write<O: AsyncWrite>(
         output: BufWriter::with_capacity(CHUNK, output),
         broken: false,
     };
-    let mut frames = Splitter::default();
+    let mut frames = Frames::default();
     let mut chunk = vec![0; CHUNK];
     loop {
         // Both are cancel-safe: a branch that loses the race has taken nothing.
@@ -59,7 +59,12 @@ pub(crate) async fn write<O: AsyncWrite>(
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     for frame in frames.push(&chunk[..n]) {
-                        out.bytes(&frame).await;
+                        match frame {
+                            Frame::Body(body) => out.message(&body).await,
+                            Frame::Skipped(why) => {
+                                tracing::error!(why, "the language server wrote a bad frame")
+                            }
+                        }
                     }
                 }
             },
@@ -71,7 +76,6 @@ pub(crate) async fn write<O: AsyncWrite>(
     while let Ok(body) = queued.try_recv() {
         out.message(&body).await;
     }
-    out.bytes(&frames.pending).await;
     out.flush().await;
 }
 
@@ -111,85 +115,12 @@ impl<O: AsyncWrite> Output<'_, O> {
     }
 }
 
-/// Cuts a stream of frames into whole frames, each kept as written (header and body).
-#[derive(Debug, Default)]
-struct Splitter {
-    pending: Vec<u8>,
-}
-
-impl Splitter {
-    /// Takes the next bytes of the stream; returns the frames they complete.
-    fn push(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
-        self.pending.extend_from_slice(bytes);
-        let mut frames = Vec::new();
-        while let Some(end) = self.frame_end() {
-            let rest = self.pending.split_off(end);
-            frames.push(std::mem::replace(&mut self.pending, rest));
-        }
-        frames
-    }
-
-    /// Where the frame at the start of the pending bytes ends, once all of it is there. Bytes that
-    /// do not start a frame (tower-lsp writes none) are let through as they are, never held back.
-    fn frame_end(&self) -> Option<usize> {
-        let pending = &self.pending;
-        let Some(blank) = pending.windows(4).position(|w| w == b"\r\n\r\n") else {
-            return (pending.len() > MAX_HEADER).then_some(pending.len());
-        };
-        let body = blank + 4;
-        match content_length(&pending[..blank]) {
-            Some(length) => (pending.len() >= body + length).then_some(body + length),
-            None => Some(body),
-        }
-    }
-}
-
-fn content_length(header: &[u8]) -> Option<usize> {
-    std::str::from_utf8(header)
-        .ok()?
-        .split("\r\n")
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, value)| value.trim().parse().ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn frame(body: &str) -> String {
         format!("Content-Length: {}\r\n\r\n{body}", body.len())
-    }
-
-    #[test]
-    fn frames_come_out_whole_however_the_stream_is_cut() {
-        let frames = [
-            frame(r#"{"id":1}"#),
-            frame("{}"),
-            frame(r#"{"m":"漢字 😀"}"#),
-        ];
-        let stream = frames.concat().into_bytes();
-        for cut in 1..=stream.len() {
-            let mut splitter = Splitter::default();
-            let mut out = Vec::new();
-            for chunk in stream.chunks(cut) {
-                out.extend(splitter.push(chunk));
-            }
-            let out: Vec<String> = out
-                .into_iter()
-                .map(|f| String::from_utf8(f).unwrap())
-                .collect();
-            assert_eq!(out, frames, "cut every {cut} bytes");
-            assert!(splitter.pending.is_empty());
-        }
-    }
-
-    #[test]
-    fn bytes_that_are_not_a_frame_are_let_through() {
-        let mut splitter = Splitter::default();
-        assert_eq!(splitter.push(b"junk\r\n\r\n"), [b"junk\r\n\r\n".to_vec()]);
-        let long = vec![b'x'; MAX_HEADER + 1];
-        assert_eq!(splitter.push(&long), std::slice::from_ref(&long));
     }
 
     #[tokio::test]
@@ -209,10 +140,13 @@ mod tests {
             queue.send(br#"{"method":"late"}"#.to_vec());
         };
         tokio::join!(writing, serving);
-        let mut written: Vec<String> = Splitter::default()
+        let mut written: Vec<String> = Frames::default()
             .push(&output)
             .into_iter()
-            .map(|f| String::from_utf8(f).unwrap())
+            .map(|f| match f {
+                Frame::Body(body) => frame(std::str::from_utf8(&body).unwrap()),
+                Frame::Skipped(why) => panic!("a bad frame written: {why}"),
+            })
             .collect();
         written.sort();
         let mut expected = [
