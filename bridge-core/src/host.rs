@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncWrite};
 
 pub use crate::peer::{CallOptions, ExitProbe, Reply};
-pub use supervisor::{RestartPolicy, Supervisor};
+pub use supervisor::{HostLaunch, Launch, RestartPolicy, Supervisor};
 
 use crate::error::{Error, Result};
 use crate::peer::{NoRequests, Peer, PeerConfig, PeerStats};

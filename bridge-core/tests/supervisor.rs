@@ -1,5 +1,6 @@
-//! Supervision with real child processes (small `sh` hosts): lazy start, fail-fast outage, restart
-//! with a growing delay, and giving up visibly.
+//! Supervision with real child processes (small `sh` hosts): lazy start, fail-fast outage (also
+//! while a start is under way), restart with a growing delay, giving up visibly, and the handshake's
+//! status kept for callers.
 
 use std::path::Path;
 use std::time::Duration;
@@ -155,5 +156,49 @@ async fn a_host_that_misses_three_deadlines_in_a_row_is_replaced() {
     let replacement = supervisor.client().await.unwrap();
     assert_eq!(*starts.borrow(), 2, "the hung host was replaced");
     assert_eq!(replacement.missed_deadlines_in_a_row(), 0);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn calls_during_a_start_fail_fast_and_the_handshake_status_is_kept() {
+    // Answers the handshake only once the test creates `go`.
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let reply = STATUS.replace("ID", "1").replace("PROTO", "asp-outer/1.0");
+    let script = format!(
+        "read line; while [ ! -e '{}' ]; do sleep 0.02; done; echo '{reply}'; cat >/dev/null",
+        go.display()
+    );
+    let command = HostCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), script],
+    };
+    let mut config = HostConfig::new(command, "/".into());
+    config.handshake_timeout = Duration::from_secs(60);
+    let supervisor = Supervisor::new(config, policy(Duration::ZERO, 8));
+    assert!(supervisor.last_status().is_none());
+
+    // The first call starts the host; one poll is enough to set the start under way.
+    let mut first = Box::pin(supervisor.client());
+    tokio::select! {
+        biased;
+        _ = &mut first => panic!("the handshake cannot be done yet"),
+        () = std::future::ready(()) => {}
+    }
+    // Meanwhile another call fails fast instead of waiting for the handshake.
+    let err = supervisor.client().await.unwrap_err();
+    assert_eq!(err.fail_class(), FailClass::Health);
+    assert!(err.retryable());
+    assert!(err.to_string().contains("starting"), "{err}");
+
+    std::fs::write(&go, "").unwrap();
+    let client = first.await.expect("the start completes");
+    assert!(!client.is_closed());
+    let status = supervisor
+        .last_status()
+        .expect("the handshake's status is kept");
+    assert_eq!(status.host.name, "sh-host");
+    supervisor.client().await.expect("the live host is shared");
+    assert_eq!(*supervisor.starts().borrow(), 1);
     supervisor.shutdown().await;
 }

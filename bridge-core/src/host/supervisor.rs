@@ -1,13 +1,22 @@
 //! Supervision for the long-running front ends: start the host lazily, restart it with a growing
 //! delay after a crash, fail fast during the outage, and give up (visibly) on a host that keeps dying.
+//!
+//! The supervisor owns recovery. No lock is held while a host starts: the call that finds the host
+//! due for a start runs it (on a task of its own, so the start finishes even if that caller goes
+//! away); calls made meanwhile fail fast with a `health` error instead of waiting for the handshake.
+//! The handshake's answer is kept ([`Supervisor::last_status`]). What is started is a [`Launch`]:
+//! the host ([`HostLaunch`]) or any other child with a peer on its stdio.
 
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{Mutex, watch};
+use tokio::sync::watch;
 
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
-use crate::error::{Error, FailClass, Result};
+use crate::error::{Error, ExitStatus, FailClass, Result};
+use crate::peer::{BoxFuture, Peer};
+use crate::proto;
 
 /// When and how often a crashed host is restarted.
 #[derive(Clone, Debug)]
@@ -37,11 +46,61 @@ impl Default for RestartPolicy {
     }
 }
 
-enum Phase {
+/// How a supervised child is started, talked to and stopped.
+pub trait Launch: Send + Sync + 'static {
+    /// A running child.
+    type Process: Send + 'static;
+    /// What callers get of a live child (cheap to clone).
+    type Client: Clone + Send + Sync + 'static;
+    /// What the start's handshake answered.
+    type Status: Clone + Send + Sync + 'static;
+
+    /// Starts a child and completes its handshake (stopping the child again if that fails).
+    fn launch(&self) -> BoxFuture<'static, Result<(Self::Process, Self::Status)>>;
+    fn client(process: &Self::Process) -> Self::Client;
+    /// The connection whose health the supervisor watches.
+    fn peer(process: &Self::Process) -> &Peer;
+    /// Stops the child with the fixed escalation.
+    fn shutdown(process: Self::Process) -> BoxFuture<'static, ExitStatus>;
+}
+
+/// The ASP host as a supervised child: spawn and `host/status` handshake.
+#[derive(Clone, Debug)]
+pub struct HostLaunch(pub HostConfig);
+
+impl Launch for HostLaunch {
+    type Process = HostProcess;
+    type Client = HostClient;
+    type Status = proto::Status;
+
+    fn launch(&self) -> BoxFuture<'static, Result<(HostProcess, proto::Status)>> {
+        let config = self.0.clone();
+        Box::pin(async move {
+            let (process, reply) = HostProcess::start(&config).await?;
+            Ok((process, reply.value))
+        })
+    }
+
+    fn client(process: &HostProcess) -> HostClient {
+        process.client().clone()
+    }
+
+    fn peer(process: &HostProcess) -> &Peer {
+        process.client().peer()
+    }
+
+    fn shutdown(process: HostProcess) -> BoxFuture<'static, ExitStatus> {
+        Box::pin(process.shutdown())
+    }
+}
+
+enum Phase<P> {
     Idle,
+    /// A start is running.
+    Starting,
     /// `failures`: consecutive failures before this start, carried in case it dies young.
     Up {
-        process: HostProcess,
+        process: P,
         since: Instant,
         failures: u32,
     },
@@ -58,98 +117,193 @@ enum Phase {
     Stopped,
 }
 
-/// Owns at most one host process at a time; see the module doc.
-pub struct Supervisor {
-    config: HostConfig,
+struct Inner<L: Launch> {
+    launch: L,
     policy: RestartPolicy,
-    phase: Mutex<Phase>,
+    phase: Mutex<Phase<L::Process>>,
+    status: Mutex<Option<L::Status>>,
     /// Counts successful starts; front ends watch it to refresh after a restart.
     starts: watch::Sender<u64>,
 }
 
-impl std::fmt::Debug for Supervisor {
+/// Owns at most one child (by default the host) at a time; see the module doc.
+pub struct Supervisor<L: Launch = HostLaunch> {
+    inner: Arc<Inner<L>>,
+}
+
+impl<L: Launch> std::fmt::Debug for Supervisor<L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Supervisor")
-            .field("starts", &*self.starts.borrow())
+            .field("starts", &*self.inner.starts.borrow())
             .finish()
     }
 }
 
-impl Supervisor {
-    pub fn new(config: HostConfig, policy: RestartPolicy) -> Supervisor {
-        Supervisor {
-            config,
-            policy,
-            phase: Mutex::new(Phase::Idle),
-            starts: watch::Sender::new(0),
-        }
+impl Supervisor<HostLaunch> {
+    pub fn new(config: HostConfig, policy: RestartPolicy) -> Supervisor<HostLaunch> {
+        Supervisor::with_launch(HostLaunch(config), policy)
     }
 
     pub fn config(&self) -> &HostConfig {
-        &self.config
+        &self.inner.launch.0
+    }
+}
+
+impl<L: Launch> Supervisor<L> {
+    pub fn with_launch(launch: L, policy: RestartPolicy) -> Supervisor<L> {
+        Supervisor {
+            inner: Arc::new(Inner {
+                launch,
+                policy,
+                phase: Mutex::new(Phase::Idle),
+                status: Mutex::new(None),
+                starts: watch::Sender::new(0),
+            }),
+        }
     }
 
-    /// A client of a live host: starts or restarts the host when it is due, otherwise fails fast with
-    /// a `health` error that says why the host is down and when it will be tried again.
-    pub async fn client(&self) -> Result<HostClient> {
-        let mut phase = self.phase.lock().await;
-        if let Phase::Up {
+    /// A client of a live child: starts or restarts it when it is due, otherwise fails fast with a
+    /// `health` error that says why it is down (or that a start is under way) and when it will be
+    /// tried again.
+    pub async fn client(&self) -> Result<L::Client> {
+        let failures = {
+            let mut phase = self.inner.lock();
+            if let Some(ready) = self.inner.check_up(&mut phase) {
+                return Ok(ready);
+            }
+            let failures = match &*phase {
+                Phase::Up { .. } => unreachable!("check_up handles a live child"),
+                Phase::Starting => {
+                    return Err(Error::Unavailable("starting; try again shortly".into()));
+                }
+                Phase::Stopped => {
+                    return Err(Error::Unavailable("the bridge is shutting down".into()));
+                }
+                Phase::GivenUp {
+                    failures,
+                    last,
+                    class,
+                } => {
+                    return Err(Error::GaveUp {
+                        failures: *failures,
+                        last: last.clone(),
+                        fail_class: *class,
+                    });
+                }
+                Phase::Down { retry_at, last, .. } if Instant::now() < *retry_at => {
+                    let wait = retry_at.saturating_duration_since(Instant::now());
+                    return Err(Error::Unavailable(format!(
+                        "{last}; restarting in {} ms",
+                        wait.as_millis()
+                    )));
+                }
+                Phase::Down { failures, .. } => *failures,
+                Phase::Idle => 0,
+            };
+            *phase = Phase::Starting;
+            failures
+        };
+        let inner = self.inner.clone();
+        match tokio::spawn(async move { inner.start(failures).await }).await {
+            Ok(outcome) => outcome,
+            Err(e) => Err(Error::Unavailable(format!("the start failed: {e}"))),
+        }
+    }
+
+    /// What the last successful start's handshake answered (kept across an outage).
+    pub fn last_status(&self) -> Option<L::Status> {
+        lock(&self.inner.status).clone()
+    }
+
+    /// Watches the number of successful starts (1 after the first start, 2 after a restart…).
+    pub fn starts(&self) -> watch::Receiver<u64> {
+        self.inner.starts.subscribe()
+    }
+
+    /// Shuts the child down (fixed escalation) and refuses further calls; a start under way is
+    /// stopped as soon as it completes.
+    pub async fn shutdown(&self) {
+        let previous = std::mem::replace(&mut *self.inner.lock(), Phase::Stopped);
+        if let Phase::Up { process, .. } = previous {
+            let status = L::shutdown(process).await;
+            tracing::debug!(%status, "child stopped");
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<L: Launch> Inner<L> {
+    fn lock(&self) -> MutexGuard<'_, Phase<L::Process>> {
+        lock(&self.phase)
+    }
+
+    /// The client of a healthy live child; a child found dead or hung is dropped (which kills what
+    /// is left of it) and the phase moves on to `Down` or `GivenUp`.
+    fn check_up(&self, phase: &mut Phase<L::Process>) -> Option<L::Client> {
+        let Phase::Up {
             process,
             since,
             failures,
         } = &*phase
-        {
-            let client = process.client();
-            let missed = client.missed_deadlines_in_a_row();
-            let hung = (missed >= self.policy.max_missed_deadlines)
-                .then(|| Error::Unavailable(format!("host missed {missed} deadlines in a row")));
-            let Some(why) = client.closed_reason().or(hung) else {
-                return Ok(client.clone());
-            };
-            let failures = if since.elapsed() >= self.policy.stable_after {
-                1
-            } else {
-                failures + 1
-            };
-            tracing::warn!(%why, "host went down");
-            // Dropping the old process kills whatever is left of it.
-            *phase = self.after_failure(failures, why.to_string());
-        }
-        match &*phase {
-            Phase::Up { .. } => unreachable!("handled above"),
-            Phase::Stopped => return Err(Error::Unavailable("the bridge is shutting down".into())),
-            Phase::GivenUp {
-                failures,
-                last,
-                class,
-            } => {
-                return Err(Error::GaveUp {
-                    failures: *failures,
-                    last: last.clone(),
-                    fail_class: *class,
-                });
-            }
-            Phase::Down { retry_at, last, .. } if Instant::now() < *retry_at => {
-                let wait = retry_at.saturating_duration_since(Instant::now());
-                return Err(Error::Unavailable(format!(
-                    "{last}; restarting in {} ms",
-                    wait.as_millis()
-                )));
-            }
-            Phase::Down { .. } | Phase::Idle => {}
-        }
-        let failures = match &*phase {
-            Phase::Down { failures, .. } => *failures,
-            _ => 0,
+        else {
+            return None;
         };
-        match HostProcess::start(&self.config).await {
-            Ok((process, _status)) => {
-                let client = process.client().clone();
+        let peer = L::peer(process);
+        let missed = peer.missed_deadlines_in_a_row();
+        let hung = (missed >= self.policy.max_missed_deadlines)
+            .then(|| Error::Unavailable(format!("missed {missed} deadlines in a row")));
+        let Some(why) = peer.closed_reason().or(hung) else {
+            return Some(L::client(process));
+        };
+        let failures = if since.elapsed() >= self.policy.stable_after {
+            1
+        } else {
+            failures + 1
+        };
+        tracing::warn!(%why, "supervised child went down");
+        *phase = self.after_failure(failures, why.to_string());
+        None
+    }
+
+    async fn start(&self, failures: u32) -> Result<L::Client> {
+        let outcome = self.launch.launch().await;
+        let late = match self.settle(failures, outcome) {
+            Ok(client) => return client,
+            Err(late) => late,
+        };
+        // Shut down while this start ran: the new child goes at once.
+        if let Some(process) = late {
+            L::shutdown(process).await;
+        }
+        Err(Error::Unavailable("the bridge is shutting down".into()))
+    }
+
+    /// Records the outcome of a start; `Err` with the new child when the supervisor was shut down
+    /// meanwhile.
+    fn settle(
+        &self,
+        failures: u32,
+        outcome: Result<(L::Process, L::Status)>,
+    ) -> std::result::Result<Result<L::Client>, Option<L::Process>> {
+        let mut phase = self.lock();
+        if matches!(*phase, Phase::Stopped) {
+            return Err(outcome.ok().map(|(process, _)| process));
+        }
+        Ok(match outcome {
+            Ok((process, status)) => {
+                let client = L::client(&process);
+                *lock(&self.status) = Some(status);
                 *phase = Phase::Up {
                     process,
                     since: Instant::now(),
                     failures,
                 };
+                drop(phase);
                 self.starts.send_modify(|n| *n += 1);
                 Ok(client)
             }
@@ -165,12 +319,12 @@ impl Supervisor {
                 *phase = self.after_failure(failures + 1, error.to_string());
                 Err(error)
             }
-        }
+        })
     }
 
-    fn after_failure(&self, failures: u32, last: String) -> Phase {
+    fn after_failure(&self, failures: u32, last: String) -> Phase<L::Process> {
         if failures >= self.policy.max_failures {
-            tracing::error!(failures, %last, "giving up on the host");
+            tracing::error!(failures, %last, "giving up on the supervised child");
             return Phase::GivenUp {
                 failures,
                 last,
@@ -187,20 +341,6 @@ impl Supervisor {
             retry_at: Instant::now() + delay,
             failures,
             last,
-        }
-    }
-
-    /// Watches the number of successful host starts (1 after the first start, 2 after a restart…).
-    pub fn starts(&self) -> watch::Receiver<u64> {
-        self.starts.subscribe()
-    }
-
-    /// Shuts the host down (fixed escalation) and refuses further calls.
-    pub async fn shutdown(&self) {
-        let previous = std::mem::replace(&mut *self.phase.lock().await, Phase::Stopped);
-        if let Phase::Up { process, .. } = previous {
-            let status = process.shutdown().await;
-            tracing::debug!(%status, "host stopped");
         }
     }
 }
