@@ -174,7 +174,7 @@ impl ChildPeer {
         {
             return exit_status(status);
         }
-        tracing::warn!(program = %self.program, pid = self.pid, "still running after shutdown; sending SIGTERM");
+        tracing::warn!(program = %self.program, pid = self.pid, "host still running after shutdown; sending SIGTERM");
         signal_group(self.pid, Signal::Term);
         if let Ok(Ok(status)) = tokio::time::timeout(
             SHUTDOWN_TOTAL.saturating_sub(started.elapsed()),
@@ -184,7 +184,7 @@ impl ChildPeer {
         {
             return exit_status(status);
         }
-        tracing::warn!(program = %self.program, pid = self.pid, "ignored SIGTERM; sending SIGKILL");
+        tracing::warn!(program = %self.program, pid = self.pid, "host ignored SIGTERM; sending SIGKILL");
         signal_group(self.pid, Signal::Kill);
         let _ = child.start_kill();
         match child.wait().await {

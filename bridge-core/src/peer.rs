@@ -598,7 +598,7 @@ impl Shared {
             Ok(incoming) => incoming,
             Err(e) => {
                 self.frames.not_json.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error = %e, line = %preview(line), "skipped a line that is not a JSON-RPC message");
+                tracing::warn!(error = %e, line = %preview(line), "skipped a host line that is not a JSON-RPC message");
                 return;
             }
         };

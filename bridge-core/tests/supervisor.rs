@@ -160,14 +160,34 @@ async fn a_host_that_misses_three_deadlines_in_a_row_is_replaced() {
 }
 
 #[tokio::test]
-async fn calls_during_a_start_fail_fast_and_the_handshake_status_is_kept() {
-    // Answers the handshake only once the test creates `go`.
+async fn calls_during_the_first_start_share_it() {
+    let supervisor = Supervisor::new(host(1, "asp-outer/1.0"), policy(Duration::ZERO, 8));
+    let (a, b, c) = tokio::join!(
+        supervisor.client(),
+        supervisor.client(),
+        supervisor.client()
+    );
+    assert!(a.is_ok() && b.is_ok() && c.is_ok());
+    assert_eq!(
+        *supervisor.starts().borrow(),
+        1,
+        "one host for the three calls"
+    );
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn calls_during_a_restart_fail_fast_and_the_handshake_status_is_kept() {
+    // The first host answers the handshake and dies on the next request; the second answers its
+    // handshake only once the test creates `go`.
     let dir = tempfile::tempdir().unwrap();
-    let go = dir.path().join("go");
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
     let reply = STATUS.replace("ID", "1").replace("PROTO", "asp-outer/1.0");
     let script = format!(
-        "read line; while [ ! -e '{}' ]; do sleep 0.02; done; echo '{reply}'; cat >/dev/null",
-        go.display()
+        "if [ ! -e '{started}' ]; then : > '{started}'; read line; echo '{reply}'; read line; exit 3; \
+         else read line; while [ ! -e '{go}' ]; do sleep 0.02; done; echo '{reply}'; cat >/dev/null; fi",
+        started = started.display(),
+        go = go.display()
     );
     let command = HostCommand {
         program: "sh".into(),
@@ -177,28 +197,31 @@ async fn calls_during_a_start_fail_fast_and_the_handshake_status_is_kept() {
     config.handshake_timeout = Duration::from_secs(60);
     let supervisor = Supervisor::new(config, policy(Duration::ZERO, 8));
     assert!(supervisor.last_status().is_none());
+    let client = supervisor.client().await.unwrap();
+    assert_eq!(supervisor.last_status().unwrap().host.name, "sh-host");
+    assert!(client.status().await.is_err(), "the first host dies");
+    client.closed().await;
 
-    // The first call starts the host; one poll is enough to set the start under way.
-    let mut first = Box::pin(supervisor.client());
+    // This call restarts the host; one poll is enough to set the restart under way.
+    let mut restart = Box::pin(supervisor.client());
     tokio::select! {
         biased;
-        _ = &mut first => panic!("the handshake cannot be done yet"),
+        _ = &mut restart => panic!("the handshake cannot be done yet"),
         () = std::future::ready(()) => {}
     }
     // Meanwhile another call fails fast instead of waiting for the handshake.
     let err = supervisor.client().await.unwrap_err();
     assert_eq!(err.fail_class(), FailClass::Health);
     assert!(err.retryable());
-    assert!(err.to_string().contains("starting"), "{err}");
+    assert!(err.to_string().contains("restarting"), "{err}");
+    assert!(
+        supervisor.last_status().is_some(),
+        "the last status is kept through the outage"
+    );
 
     std::fs::write(&go, "").unwrap();
-    let client = first.await.expect("the start completes");
+    let client = restart.await.expect("the restart completes");
     assert!(!client.is_closed());
-    let status = supervisor
-        .last_status()
-        .expect("the handshake's status is kept");
-    assert_eq!(status.host.name, "sh-host");
-    supervisor.client().await.expect("the live host is shared");
-    assert_eq!(*supervisor.starts().borrow(), 1);
+    assert_eq!(*supervisor.starts().borrow(), 2);
     supervisor.shutdown().await;
 }

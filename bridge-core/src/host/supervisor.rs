@@ -3,7 +3,9 @@
 //!
 //! The supervisor owns recovery. No lock is held while a host starts: the call that finds the host
 //! due for a start runs it (on a task of its own, so the start finishes even if that caller goes
-//! away); calls made meanwhile fail fast with a `health` error instead of waiting for the handshake.
+//! away). Calls made during a restart fail fast with a `health` error instead of waiting for the
+//! handshake (it is an outage); calls made during the very first start wait for its outcome (there
+//! was no host yet to be out of, and a client's first burst of calls should not fail).
 //! The handshake's answer is kept ([`Supervisor::last_status`]). What is started is a [`Launch`]:
 //! the host ([`HostLaunch`]) or any other child with a peer on its stdio.
 
@@ -96,8 +98,10 @@ impl Launch for HostLaunch {
 
 enum Phase<P> {
     Idle,
-    /// A start is running.
-    Starting,
+    /// A start is running; `first`: no start has succeeded yet.
+    Starting {
+        first: bool,
+    },
     /// `failures`: consecutive failures before this start, carried in case it dies young.
     Up {
         process: P,
@@ -122,6 +126,8 @@ struct Inner<L: Launch> {
     policy: RestartPolicy,
     phase: Mutex<Phase<L::Process>>,
     status: Mutex<Option<L::Status>>,
+    /// Counts settled starts (successful or not), for the calls that wait on the first one.
+    settled: watch::Sender<u64>,
     /// Counts successful starts; front ends watch it to refresh after a restart.
     starts: watch::Sender<u64>,
 }
@@ -157,6 +163,7 @@ impl<L: Launch> Supervisor<L> {
                 policy,
                 phase: Mutex::new(Phase::Idle),
                 status: Mutex::new(None),
+                settled: watch::Sender::new(0),
                 starts: watch::Sender::new(0),
             }),
         }
@@ -166,42 +173,18 @@ impl<L: Launch> Supervisor<L> {
     /// `health` error that says why it is down (or that a start is under way) and when it will be
     /// tried again.
     pub async fn client(&self) -> Result<L::Client> {
-        let failures = {
-            let mut phase = self.inner.lock();
-            if let Some(ready) = self.inner.check_up(&mut phase) {
-                return Ok(ready);
+        let mut waited = false;
+        let failures = loop {
+            let mut settled = self.inner.settled.subscribe();
+            match self.inner.next_step(waited) {
+                Step::Ready(outcome) => return outcome,
+                Step::Start(failures) => break failures,
+                Step::WaitFirst => {
+                    waited = true;
+                    // Subscribed before the phase was read: a start that settled since is seen.
+                    let _ = settled.changed().await;
+                }
             }
-            let failures = match &*phase {
-                Phase::Up { .. } => unreachable!("check_up handles a live child"),
-                Phase::Starting => {
-                    return Err(Error::Unavailable("starting; try again shortly".into()));
-                }
-                Phase::Stopped => {
-                    return Err(Error::Unavailable("the bridge is shutting down".into()));
-                }
-                Phase::GivenUp {
-                    failures,
-                    last,
-                    class,
-                } => {
-                    return Err(Error::GaveUp {
-                        failures: *failures,
-                        last: last.clone(),
-                        fail_class: *class,
-                    });
-                }
-                Phase::Down { retry_at, last, .. } if Instant::now() < *retry_at => {
-                    let wait = retry_at.saturating_duration_since(Instant::now());
-                    return Err(Error::Unavailable(format!(
-                        "{last}; restarting in {} ms",
-                        wait.as_millis()
-                    )));
-                }
-                Phase::Down { failures, .. } => *failures,
-                Phase::Idle => 0,
-            };
-            *phase = Phase::Starting;
-            failures
         };
         let inner = self.inner.clone();
         match tokio::spawn(async move { inner.start(failures).await }).await {
@@ -237,9 +220,89 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Leaves `Starting` for `Down` if a start ends without an outcome (its launch panicked or its
+/// task was dropped), so no call waits on it for ever.
+struct Unsettled<'a, L: Launch> {
+    inner: &'a Inner<L>,
+    failures: u32,
+    armed: bool,
+}
+
+impl<L: Launch> Drop for Unsettled<'_, L> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        {
+            let mut phase = self.inner.lock();
+            if matches!(*phase, Phase::Starting { .. }) {
+                *phase = self
+                    .inner
+                    .after_failure(self.failures + 1, "a start was interrupted".into());
+            }
+        }
+        self.inner.settled.send_modify(|n| *n += 1);
+    }
+}
+
+/// What a call to [`Supervisor::client`] does next.
+enum Step<C> {
+    Ready(Result<C>),
+    /// Start the child (the phase is `Starting` now), after this many consecutive failures.
+    Start(u32),
+    /// Wait for the first start, which another call is running.
+    WaitFirst,
+}
+
 impl<L: Launch> Inner<L> {
     fn lock(&self) -> MutexGuard<'_, Phase<L::Process>> {
         lock(&self.phase)
+    }
+
+    /// Decides under the lock, without waiting. `waited`: this call already waited for the first
+    /// start, so it reports that start's outcome rather than starting another.
+    fn next_step(&self, waited: bool) -> Step<L::Client> {
+        let mut phase = self.lock();
+        if let Some(ready) = self.check_up(&mut phase) {
+            return Step::Ready(Ok(ready));
+        }
+        let failures = match &*phase {
+            Phase::Up { .. } => unreachable!("check_up handles a live child"),
+            Phase::Starting { first: true } if !waited => return Step::WaitFirst,
+            Phase::Starting { .. } => {
+                return Step::Ready(Err(Error::Unavailable(
+                    "restarting; try again shortly".into(),
+                )));
+            }
+            Phase::Stopped => {
+                return Step::Ready(Err(Error::Unavailable(
+                    "the bridge is shutting down".into(),
+                )));
+            }
+            Phase::GivenUp {
+                failures,
+                last,
+                class,
+            } => {
+                return Step::Ready(Err(Error::GaveUp {
+                    failures: *failures,
+                    last: last.clone(),
+                    fail_class: *class,
+                }));
+            }
+            Phase::Down { retry_at, last, .. } if waited || Instant::now() < *retry_at => {
+                let wait = retry_at.saturating_duration_since(Instant::now());
+                return Step::Ready(Err(Error::Unavailable(format!(
+                    "{last}; restarting in {} ms",
+                    wait.as_millis()
+                ))));
+            }
+            Phase::Down { failures, .. } => *failures,
+            Phase::Idle => 0,
+        };
+        let first = *self.starts.borrow() == 0;
+        *phase = Phase::Starting { first };
+        Step::Start(failures)
     }
 
     /// The client of a healthy live child; a child found dead or hung is dropped (which kills what
@@ -271,8 +334,16 @@ impl<L: Launch> Inner<L> {
     }
 
     async fn start(&self, failures: u32) -> Result<L::Client> {
+        let mut unsettled = Unsettled {
+            inner: self,
+            failures,
+            armed: true,
+        };
         let outcome = self.launch.launch().await;
-        let late = match self.settle(failures, outcome) {
+        unsettled.armed = false;
+        let settled = self.settle(failures, outcome);
+        self.settled.send_modify(|n| *n += 1);
+        let late = match settled {
             Ok(client) => return client,
             Err(late) => late,
         };
