@@ -15,6 +15,9 @@
 //!   exported) and of 100,000 (capped at GitHub's 25,000) vs a `serde_json::Value` round trip of the
 //!   same file (read, parse, write compact), each a process of its own, interleaved; wall time and
 //!   peak resident memory (`wait4`), medians.
+//! - changeset: the working-tree changeset of a later evaluation (`Worktree::changeset`: git, the
+//!   before-blobs, hashing what changed) vs the one `git status --porcelain=v2` it runs; medians,
+//!   and the git processes per evaluation.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -57,6 +60,9 @@ fn main() {
     }
     if wanted("sarif") {
         sarif::compare();
+    }
+    if wanted("changeset") {
+        changeset();
     }
 }
 
@@ -572,4 +578,94 @@ mod sarif {
             bm / fm,
         );
     }
+}
+
+// ---- changeset -------------------------------------------------------------------------------------
+
+const CHANGESETS: usize = 40;
+
+/// A repository of 500 committed files, 50 of them edited and 10 untracked files added.
+fn changed_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args([
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .expect("git")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    let text = |i: usize| format!("line {i}\n").repeat(200);
+    for i in 0..500 {
+        std::fs::write(dir.path().join(format!("f{i}.txt")), text(i)).expect("write");
+    }
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    for i in 0..50 {
+        std::fs::write(dir.path().join(format!("f{i}.txt")), text(i + 1000)).expect("write");
+    }
+    for i in 0..10 {
+        std::fs::write(dir.path().join(format!("new{i}.txt")), text(i)).expect("write");
+    }
+    dir
+}
+
+fn changeset() {
+    use bridge_core::Worktree;
+    use bridge_core::worktree::Scope;
+    let repo = changed_repo();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let worktree = Worktree::new(repo.path());
+    let baseline = json!({"rev": "not-a-git-object"});
+    let build = || {
+        runtime
+            .block_on(worktree.changeset(&baseline, &Scope::Changes))
+            .expect("changeset")
+    };
+    assert_eq!(
+        build().changeset.changes.len(),
+        60,
+        "the first evaluation fills the caches"
+    );
+    let mut bridge = Vec::with_capacity(CHANGESETS);
+    let mut direct = Vec::with_capacity(CHANGESETS);
+    let runs_before = worktree.git_runs();
+    for _ in 0..CHANGESETS {
+        let started = Instant::now();
+        let out = Command::new("git")
+            .args(["--no-optional-locks", "-C"])
+            .arg(repo.path())
+            .args(["status", "--porcelain=v2", "-z", "--untracked-files=all"])
+            .output()
+            .expect("git status");
+        assert!(out.status.success());
+        direct.push(started.elapsed());
+        let started = Instant::now();
+        build();
+        bridge.push(started.elapsed());
+    }
+    let per_evaluation = (worktree.git_runs() - runs_before) as f64 / CHANGESETS as f64;
+    let (bridge, direct) = (median(bridge), median(direct));
+    eprintln!(
+        "changeset of 60 changed files in 500 (median of {CHANGESETS}, caches warm): {:.2} ms; one \
+         `git status --porcelain=v2` (floor) {:.2} ms; ratio {:.2}; git processes per evaluation {per_evaluation:.1}",
+        ms(bridge),
+        ms(direct),
+        ms(bridge) / ms(direct),
+    );
 }
