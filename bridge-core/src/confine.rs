@@ -8,6 +8,11 @@
 //! existing part canonicalised (symlinks followed) and compared by components, so neither a prefix
 //! (`/repo_evil`) nor a symlink (`link -> /etc`) nor a dangling symlink can lead outside. The result is
 //! the repo-relative path with `/` separators, as ASP wants it.
+//!
+//! Paths from the host go the other way: [`host_path`] places a path the host reported (relative,
+//! absolute or a `file:` URI) inside the workspace from its text alone, or says why it is outside,
+//! so that every front end drops or flags the same paths. [`is_path_shaped`] tells which strings of
+//! a free-form JSON value are paths whatever key they sit under.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -185,9 +190,19 @@ pub fn host_path(root: Option<&Path>, raw: &str) -> Result<String, &'static str>
     Ok(rest.join("/"))
 }
 
+/// `raw`, a `file:` URI, as the `/`-separated path relative to `root` it names, or an `input` error
+/// saying why it was refused (another machine, a bad escape, or any reason [`confine`] gives).
+pub fn confine_uri(root: &Path, raw: &str) -> Result<String, Error> {
+    match file_uri_path(raw) {
+        Some(Ok(path)) => confine(root, &path),
+        Some(Err(why)) => Err(refused(raw, why)),
+        None => Err(refused(raw, "it is not a `file:` URI")),
+    }
+}
+
 /// The path of a `file:` URI, percent-decoded (`None` when `raw` is not one; an error when it names
 /// another machine or does not decode to UTF-8).
-fn file_uri_path(raw: &str) -> Option<Result<String, &'static str>> {
+pub fn file_uri_path(raw: &str) -> Option<Result<String, &'static str>> {
     let scheme = raw.get(..5)?;
     if !scheme.eq_ignore_ascii_case("file:") {
         return None;
@@ -217,6 +232,20 @@ fn file_uri_path(raw: &str) -> Option<Result<String, &'static str>> {
         }
     }
     Some(String::from_utf8(bytes).map_err(|_| "it is a `file:` URI that is not UTF-8"))
+}
+
+/// Whether a string of a free-form value is a path by its shape alone, whatever key it sits under:
+/// a `file:` URI, an absolute path (`/…`, `\\…`, a drive letter), or a path with a `..` part.
+pub fn is_path_shaped(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    file_uri_path(text).is_some()
+        || text.starts_with('/')
+        || text.starts_with('\\')
+        || (bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'/' | b'\\'))
+        || text.split(['/', '\\']).any(|part| part == "..")
 }
 
 #[cfg(test)]
@@ -366,5 +395,39 @@ mod tests {
                 .contains("no workspace")
         );
         assert_eq!(host_path(None, "a.ts").unwrap(), "a.ts");
+    }
+
+    #[test]
+    fn paths_are_known_by_their_shape() {
+        for path in [
+            "/etc/passwd",
+            "file:///etc",
+            "File:/x",
+            "../x",
+            "a/../../b",
+            "C:\\x",
+            "\\\\unc\\x",
+        ] {
+            assert!(is_path_shaped(path), "{path:?}");
+        }
+        for text in ["src/a.ts", "references", "a..b", "x:y", "see ../ later"] {
+            assert!(!is_path_shaped(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn file_uris_are_confined_like_paths() {
+        let w = workspace();
+        let uri = format!("file://{}/src/a.ts", w.root.display());
+        assert_eq!(confine_uri(&w.root, &uri).unwrap(), "src/a.ts");
+        assert!(refusal_uri(&w.root, "file:///etc/passwd").contains("outside"));
+        assert!(refusal_uri(&w.root, "file://host/x").contains("another machine"));
+    }
+
+    fn refusal_uri(root: &Path, raw: &str) -> String {
+        match confine_uri(root, raw) {
+            Ok(ok) => panic!("{raw:?} was accepted as {ok:?}"),
+            Err(e) => e.to_string(),
+        }
     }
 }
