@@ -93,7 +93,12 @@ pub enum Error {
     #[error("host did not answer {method} within {ms} ms")]
     Timeout { method: String, ms: u64 },
 
-    #[error("could not start host `{program}`: {source}")]
+    /// The host program could not be run at all (not found, not executable): trying again does not
+    /// help until someone installs it or names another command, so it is not retryable.
+    #[error(
+        "could not start host `{program}`: {source}; install an ASP host, or give its command line \
+         with --host-command or ASP_BRIDGE_HOST_COMMAND"
+    )]
     Spawn {
         program: String,
         #[source]
@@ -172,6 +177,7 @@ impl Error {
     pub fn retryable(&self) -> bool {
         match self {
             Error::Refused { retryable, .. } => *retryable,
+            Error::Spawn { .. } => false,
             other => other.fail_class() == FailClass::Health,
         }
     }
@@ -220,6 +226,19 @@ mod tests {
             Error::Input("bad path".into()).fail_class(),
             FailClass::Input
         );
+    }
+
+    #[test]
+    fn a_host_that_cannot_be_run_is_not_retryable_and_says_what_to_do() {
+        let spawn = Error::Spawn {
+            program: "asp".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(spawn.fail_class(), FailClass::Health);
+        assert!(!spawn.retryable());
+        let text = spawn.to_string();
+        assert!(text.contains("--host-command"), "{text}");
+        assert!(text.contains("ASP_BRIDGE_HOST_COMMAND"), "{text}");
     }
 
     #[test]
