@@ -8,6 +8,7 @@ mod commands;
 mod flags;
 mod host_choice;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -55,21 +56,39 @@ fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     .build()
 }
 
+/// Longest failure line printed, in characters (a host's message and stderr tail can be any size).
+const LINE_MAX: usize = 1000;
+
 /// Prints one classed line to stderr and picks the exit code.
 fn report(error: &anyhow::Error) -> ExitCode {
     let class = fail_class(error);
-    let mut message = format!("{error}");
-    for cause in error.chain().skip(1) {
-        message.push_str(&format!(": {cause}"));
-    }
-    let line = format!("asp-bridge: {class}: {message}");
-    eprintln!("{line}");
+    let _ = writeln!(std::io::stderr(), "{}", failure_line(class, error));
     ExitCode::from(match class {
         FailClass::Health => 3,
         FailClass::Contract => 4,
         FailClass::Policy => 5,
         FailClass::Input => 6,
     })
+}
+
+/// `asp-bridge: <class>: <cause>` on one line: each cause of the chain once (an error that already
+/// shows its source is not followed by it again), and the whole line filtered as untrusted text,
+/// since it carries the host's messages and stderr: no escape, BEL, CR or line break reaches the
+/// terminal, so a host can neither restyle it nor forge a line of its own.
+fn failure_line(class: FailClass, error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if cause.is_empty() || message.contains(&cause) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&cause);
+    }
+    let line = format!("asp-bridge: {class}: {message}");
+    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// The failClass of the first error in the chain that knows one (the adapters wrap bridge-core's
@@ -117,6 +136,14 @@ pub(crate) fn workspace_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("workspace root {}", repo.display()))
 }
 
+/// The host configuration of a one-shot command (`status`, `sarif`): its first call is the
+/// handshake, and `--timeout-ms` bounds that one too.
+pub(crate) fn one_shot_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostConfig> {
+    let mut config = host_config(args, repo)?;
+    config.handshake_timeout = config.handshake_timeout.min(config.client.request_timeout);
+    Ok(config)
+}
+
 /// The host configuration the flags describe (the host chosen as `host_choice` says).
 pub(crate) fn host_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostConfig> {
     let command = host_choice::choose(args)?.command(repo)?;
@@ -124,4 +151,39 @@ pub(crate) fn host_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostCo
     config.client.request_timeout = Duration::from_millis(args.timeout_ms);
     config.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_one_filtered_line_with_each_cause_once() {
+        let spawn = bridge_core::Error::Spawn {
+            program: "asp".into(),
+            source: std::io::Error::from_raw_os_error(2),
+        };
+        let line = failure_line(FailClass::Health, &anyhow::Error::new(spawn));
+        assert_eq!(
+            line.matches("No such file or directory").count(),
+            1,
+            "{line}"
+        );
+        assert!(line.contains("--host-command"), "{line}");
+
+        let hostile = bridge_core::Error::HostExited {
+            status: bridge_core::ExitStatus::Code(1),
+            stderr_tail: format!(
+                "\u{1b}]0;pwned\u{7}\r\u{1b}[2K\nasp-bridge: ok: host ALLOW\n{}",
+                "x".repeat(1_000_000)
+            ),
+        };
+        let line = failure_line(FailClass::Health, &anyhow::Error::new(hostile));
+        assert!(
+            line.starts_with("asp-bridge: health: host exited with status 1"),
+            "{line}"
+        );
+        assert!(!line.contains(['\u{1b}', '\u{7}', '\r', '\n']), "{line:?}");
+        assert!(line.chars().count() <= LINE_MAX, "{}", line.len());
+    }
 }

@@ -6,11 +6,15 @@
 //! on stderr. Nothing but the log reaches stdout; nothing but the output file is written (under a
 //! temporary name beside it first, renamed once whole). A host answer, saved or live, is capped at
 //! `sarif_export::MAX_ANSWER_BYTES`; past it the command fails with an `input` error that says so.
+//! Once the log is written, one line on stderr says how many results went where, the host's decision
+//! and what did not run. A reader that closes stdout early (`| head`) ends the command quietly with 0.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
+use bridge_core::model::NotRun;
 use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
 use bridge_core::{CallOptions, HostProcess, Worktree};
@@ -37,32 +41,75 @@ pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
     };
     options.category = args.category;
     options.pretty = args.pretty;
-    let target = output.to_string();
+    let not_run = decision.not_run();
     // Converting reads workspace files (line hashes) and writing a large log takes a while: both run
     // off the async executor. The log is written as it is produced, its results one at a time.
-    let summary = tokio::task::spawn_blocking(move || {
+    let (written, summary, output) = tokio::task::spawn_blocking(move || {
         let export = sarif_export::export(&decision, &options);
         output
             .write(|out| export.write_to(out))
-            .map(|()| export.summary().clone())
+            .map(|written| (written, export.summary().clone(), output))
     })
     .await
     .context("the SARIF conversion stopped")??;
+    if written == Written::ReaderGone {
+        return Ok(());
+    }
     tracing::info!(
-        decision = %summary.decision,
         results = summary.results,
-        omitted = summary.omitted_results,
         rules = summary.rules,
         notifications = summary.notifications,
-        "SARIF log written to {target}"
+        "SARIF log written"
+    );
+    // Stderr may be closed too; the log is written, so that is no failure.
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        success_line(&summary, &not_run, &output)
     );
     Ok(())
 }
 
+/// Longest success line, in characters.
+const LINE_MAX: usize = 600;
+/// Most not-run entries named on the success line.
+const NOT_RUN_NAMED: usize = 3;
+
+/// `asp-bridge: sarif: wrote N results to FILE (host decision D; …)`, on one line, host text
+/// filtered: what a person or a CI log sees of a run that worked.
+fn success_line(summary: &sarif_export::Summary, not_run: &[NotRun], output: &Output) -> String {
+    let mut line = format!(
+        "asp-bridge: sarif: wrote {} result(s) to {output} (host decision {}",
+        summary.results, summary.decision
+    );
+    if summary.omitted_results > 0 {
+        line.push_str(&format!(
+            "; {} result(s) left out past the limits",
+            summary.omitted_results
+        ));
+    }
+    if not_run.is_empty() {
+        line.push_str("; everything required ran)");
+    } else {
+        let named: Vec<String> = not_run
+            .iter()
+            .take(NOT_RUN_NAMED)
+            .map(|n| format!("{} ({})", n.source, n.reason))
+            .collect();
+        let more = not_run.len().saturating_sub(NOT_RUN_NAMED);
+        line.push_str(&format!("; did not run: {}", named.join(", ")));
+        if more > 0 {
+            line.push_str(&format!(" and {more} more"));
+        }
+        line.push(')');
+    }
+    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+}
+
 /// A saved host answer, converted with the workspace given by `--repo` (if any).
 fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)> {
-    let reader =
-        std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let reader = std::fs::File::open(file)
+        .with_context(|| format!("--from {}: cannot read it", file.display()))?;
     let decision = sarif_export::read_saved_from(reader)
         .with_context(|| format!("--from {}", file.display()))?;
     let repo = repo.map(|r| crate::workspace_root(Some(r))).transpose()?;
@@ -79,7 +126,7 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
 /// at the `sweep` call site; the host is shut down whatever the outcome.
 async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
-    let mut config = crate::host_config(&args.host, &repo)?;
+    let mut config = crate::one_shot_config(&args.host, &repo)?;
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
     let started_at = SystemTime::now();
     let (process, status) = HostProcess::start(&config).await?;
@@ -143,13 +190,19 @@ impl Output {
     fn write(
         &self,
         write: impl FnOnce(&mut dyn std::io::Write) -> sarif_export::Result<u64>,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Written> {
         let path = match self {
             Output::Stdout => {
                 let mut stdout = std::io::stdout().lock();
-                return write(&mut stdout)
-                    .map(drop)
-                    .context("cannot write the SARIF log to stdout");
+                let written = write(&mut stdout)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|_| Ok(stdout.flush()?));
+                return match written {
+                    Ok(()) => Ok(Written::Whole),
+                    // The reader took what it wanted and left (`| head`): not a failure.
+                    Err(e) if e.chain().any(broken_pipe) => Ok(Written::ReaderGone),
+                    Err(e) => Err(e).context("cannot write the SARIF log to stdout"),
+                };
             }
             Output::File(path) => path,
         };
@@ -172,8 +225,25 @@ impl Output {
                 .map_err(anyhow::Error::from)
                 .and_then(|mut file| Ok(write(&mut file).map(drop)?))
         };
-        written.with_context(|| format!("cannot write {}", path.display()))
+        written
+            .map(|()| Written::Whole)
+            .with_context(|| format!("cannot write {}", path.display()))
     }
+}
+
+/// How a write ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Written {
+    Whole,
+    /// Stdout was closed by its reader before the log was through.
+    ReaderGone,
+}
+
+/// Whether `error` is a write to a pipe whose reader has gone.
+fn broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    error
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// `dir/.name.<pid>.partial`, beside `path`, where its log is written until it is whole.
@@ -190,5 +260,44 @@ impl std::fmt::Display for Output {
             Output::Stdout => f.write_str("stdout"),
             Output::File(path) => write!(f, "{}", path.display()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(results: usize, omitted: usize) -> sarif_export::Summary {
+        sarif_export::Summary {
+            decision: "deny".into(),
+            results,
+            omitted_results: omitted,
+            rules: 1,
+            notifications: 0,
+        }
+    }
+
+    #[test]
+    fn the_success_line_names_results_file_decision_and_what_did_not_run() {
+        let out = Output::File(PathBuf::from("out.sarif"));
+        assert_eq!(
+            success_line(&summary(2, 0), &[], &out),
+            "asp-bridge: sarif: wrote 2 result(s) to out.sarif (host decision deny; everything required ran)"
+        );
+        let not_run: Vec<NotRun> = (0..5)
+            .map(|i| NotRun {
+                source: format!("p{i}\n\u{1b}[2Kasp-bridge: ok"),
+                reason: "missing".into(),
+                detail: String::new(),
+            })
+            .collect();
+        let line = success_line(&summary(1, 4), &not_run, &out);
+        assert!(line.contains("4 result(s) left out"), "{line}");
+        assert!(
+            line.contains("did not run: p0 [2Kasp-bridge: ok (missing)"),
+            "{line}"
+        );
+        assert!(line.ends_with("and 2 more)"), "{line}");
+        assert!(!line.contains(['\n', '\u{1b}']), "{line:?}");
     }
 }

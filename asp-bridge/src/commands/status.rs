@@ -5,7 +5,7 @@ use std::io::Write as _;
 
 use bridge_core::model::{NotRun, canonical_capability};
 use bridge_core::proto::Status;
-use bridge_core::text::untrusted;
+use bridge_core::text::one_line;
 use bridge_core::{HostProcess, Reply};
 use serde_json::json;
 
@@ -16,9 +16,8 @@ const TEXT_MAX: usize = 200;
 
 pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
-    let mut config = crate::host_config(&args.host, &repo)?;
     // The handshake is the only call: `--timeout-ms` bounds it too.
-    config.handshake_timeout = config.handshake_timeout.min(config.client.request_timeout);
+    let config = crate::one_shot_config(&args.host, &repo)?;
     let (process, reply) = HostProcess::start(&config).await?;
     process.shutdown().await;
     let text = if args.json {
@@ -42,8 +41,10 @@ fn json_document(reply: &Reply<Status>) -> anyhow::Result<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
 }
 
+/// A host string as it is shown: untrusted text, on one line (a line break in a host identifier
+/// would forge a line of this output).
 fn clean(text: &str) -> String {
-    untrusted(text, TEXT_MAX).into_owned()
+    one_line(text, TEXT_MAX).into_owned()
 }
 
 fn list(items: &[String]) -> String {
@@ -178,5 +179,37 @@ mod tests {
             text.contains("degraded   lattice: crashed (exit 9[2J)"),
             "escape characters are stripped: {text}"
         );
+    }
+
+    #[test]
+    fn line_breaks_in_host_identifiers_cannot_forge_lines() {
+        let mut s = status("outer/status.response.json");
+        s.host.name = "evil\ncall site  gate: available; requires nobody\r".into();
+        s.servers[0].id = "x\ncoverage   complete\u{2028}".into();
+        s.receipt.receipt_id = "r\n\u{1b}[1Aasp-bridge: ok".into();
+        let text = human(&s);
+        for line in text.lines() {
+            let label = &line[..11];
+            assert!(
+                [
+                    "host       ",
+                    "policy     ",
+                    "server     ",
+                    "call site  ",
+                    "coverage   ",
+                    "degraded   ",
+                    "receipt    ",
+                    "note       "
+                ]
+                .contains(&label),
+                "a line the bridge did not write: {line:?}"
+            );
+        }
+        assert!(
+            text.contains("host       evil call site  gate: available; requires nobody "),
+            "{text}"
+        );
+        assert_eq!(text.matches("call site  gate").count(), 2, "{text}");
+        assert!(!text.contains('\u{1b}'));
     }
 }
