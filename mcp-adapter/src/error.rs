@@ -13,9 +13,13 @@ pub enum Error {
     #[error(transparent)]
     Host(#[from] bridge_core::Error),
 
-    /// A tool argument is invalid, too large, or names a path outside the workspace.
+    /// A tool argument is invalid or too large.
     #[error("{0}")]
     Input(String),
+
+    /// A path in the arguments was refused: outside the workspace, or not a plain path.
+    #[error("{0}")]
+    Path(String),
 
     /// Repository policy (`.asp/asp.json`) refuses the MCP tools.
     #[error("{0}")]
@@ -43,7 +47,7 @@ impl Error {
     pub fn fail_class(&self) -> FailClass {
         match self {
             Error::Host(error) => error.fail_class(),
-            Error::Input(_) => FailClass::Input,
+            Error::Input(_) | Error::Path(_) => FailClass::Input,
             Error::Policy(_) => FailClass::Policy,
             Error::Oversize { .. } => FailClass::Contract,
             Error::Cancelled | Error::Internal(_) | Error::Session(_) => FailClass::Health,
@@ -54,8 +58,19 @@ impl Error {
     pub fn retryable(&self) -> bool {
         match self {
             Error::Host(error) => error.retryable(),
-            Error::Input(_) | Error::Policy(_) | Error::Oversize { .. } => false,
+            Error::Input(_) | Error::Path(_) | Error::Policy(_) | Error::Oversize { .. } => false,
             Error::Cancelled | Error::Internal(_) | Error::Session(_) => true,
+        }
+    }
+}
+
+impl Error {
+    /// A refused path (from [`bridge_core::confine`]), kept apart from other argument errors so
+    /// that its hint is about paths.
+    pub(crate) fn path(error: bridge_core::Error) -> Error {
+        match error {
+            bridge_core::Error::Input(message) => Error::Path(message),
+            other => Error::Host(other),
         }
     }
 }

@@ -6,19 +6,21 @@
 //! satisfies no gate (ADR 0025); a host that is down, slow or refusing becomes a tool result with
 //! `isError: true` naming the ASP failClass, never a JSON-RPC error and never an empty clean result.
 //!
-//! Layout: [`server`] (the `ServerHandler`, thin), `tools` (one file per tool and the runner they
+//! Layout: `frames` (the client's lines checked before rmcp reads them), [`server`] (the
+//! `ServerHandler`, thin), `tools` (one file per tool and the runner they
 //! share), `to_mcp` (host answers and errors as MCP results), `policy`
 //! (`.asp/asp.json`). The host comes from a [`bridge_core::HostSource`]: the supervisor, or anything
 //! else that yields a [`bridge_core::HostClient`].
 
 mod error;
+mod frames;
 mod policy;
 mod server;
 mod to_mcp;
 mod tools;
 
 pub use error::Error;
-pub use server::{EXTENSION_ID, serve, serve_stdio};
+pub use server::{EXTENSION_ID, serve, serve_lines, serve_stdio};
 pub use tools::{DEFAULT_BUDGET_BYTES, TOOL_NAMES};
 
 // Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): the conversions of host answers
@@ -41,7 +43,7 @@ pub mod fuzzing {
         budget: usize,
         max_pages: usize,
     ) -> Vec<Result<Value, Error>> {
-        let answer = diagnostics::answer(decision, Comparison::All, 1, 1);
+        let answer = diagnostics::answer(decision, Comparison::All, 1, 1, None);
         let mut pages = Vec::new();
         let mut offset = 0;
         while pages.len() < max_pages {

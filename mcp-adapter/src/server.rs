@@ -22,6 +22,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::json;
 
 use crate::error::Error;
+use crate::frames;
 use crate::tools::{self, State, TOOL_NAMES};
 
 /// The key of the ASP entry in `capabilities.experimental` and `capabilities.extensions`.
@@ -175,5 +176,37 @@ pub async fn serve_stdio(
     repo: &Path,
     budget_bytes: usize,
 ) -> Result<(), Error> {
-    serve(host, repo, budget_bytes, rmcp::transport::stdio_pipes()).await
+    // rmcp's reactor-driven pipes when stdio are FIFOs (as MCP clients start servers), else tokio's.
+    let (input, output) = rmcp::transport::stdio_pipes();
+    serve_lines(host, repo, budget_bytes, input, output).await
+}
+
+/// How long the last frames may take to reach the client once the session is over.
+const FLUSH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// [`serve`] over a client's byte streams (newline-delimited JSON), each line checked before rmcp
+/// reads it (`frames`): malformed and oversized lines and tool calls with arguments that are no
+/// object get the JSON-RPC error they deserve.
+pub async fn serve_lines<R, W>(
+    host: Arc<dyn HostSource>,
+    repo: &Path,
+    budget_bytes: usize,
+    input: R,
+    output: W,
+) -> Result<(), Error>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let checked = frames::checked(input, output);
+    let outcome = serve(host, repo, budget_bytes, (checked.reader, checked.writer)).await;
+    // The session is over: stop reading the client, then let the last frames out.
+    checked.checker.abort();
+    if tokio::time::timeout(FLUSH_DEADLINE, checked.output)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the client did not read the last frames");
+    }
+    outcome
 }

@@ -310,6 +310,7 @@ fn drop_nulls(value: &mut Value) {
             if map.get("default") == Some(&Value::Null) {
                 map.remove("default");
             }
+            standard_format(map);
             let required: Vec<String> = map
                 .get("required")
                 .and_then(Value::as_array)
@@ -331,6 +332,26 @@ fn drop_nulls(value: &mut Value) {
         }
         _ => {}
     }
+}
+
+/// schemars' numeric formats (`uint`, `uint32`, `int64`, `double`…) are no JSON Schema formats, and
+/// strict validators warn on each: they go, and an unsigned one becomes `minimum: 0`.
+fn standard_format(map: &mut JsonObject) {
+    let Some(Value::String(format)) = map.get("format") else {
+        return;
+    };
+    let numeric = ["int", "uint", "float", "double"].iter().any(|prefix| {
+        format
+            .strip_prefix(prefix)
+            .is_some_and(|bits| bits.chars().all(|c| c.is_ascii_digit()))
+    });
+    if !numeric {
+        return;
+    }
+    if format.starts_with("uint") {
+        map.entry("minimum").or_insert(Value::from(0));
+    }
+    map.remove("format");
 }
 
 /// `{"type": ["string", "null"]}` as `{"type": "string"}`, `{"anyOf": [X, {"type": "null"}]}` as X.
@@ -478,6 +499,35 @@ mod tests {
                 .contains("unknown field")
         );
         assert!(parse::<Args>(None).is_ok());
+    }
+
+    #[test]
+    fn schemas_use_standard_json_schema_only() {
+        for tool in router().list_all() {
+            let schemas = [
+                Value::Object(tool.input_schema.as_ref().clone()),
+                Value::Object(tool.output_schema.as_deref().cloned().unwrap_or_default()),
+            ];
+            for schema in schemas {
+                let text = schema.to_string();
+                assert!(!text.contains(r#""format":"uint"#), "{}: {text}", tool.name);
+                assert!(!text.contains(r#""format":"int"#), "{}: {text}", tool.name);
+                assert!(
+                    !text.contains(r#""format":"double"#),
+                    "{}: {text}",
+                    tool.name
+                );
+            }
+        }
+        let mut unsigned = json!({"type": "integer", "format": "uint32", "minimum": 1});
+        drop_nulls(&mut unsigned);
+        assert_eq!(unsigned, json!({"type": "integer", "minimum": 1}));
+        let mut count = json!({"type": "integer", "format": "uint"});
+        drop_nulls(&mut count);
+        assert_eq!(count, json!({"type": "integer", "minimum": 0}));
+        let mut date = json!({"type": "string", "format": "date-time"});
+        drop_nulls(&mut date);
+        assert_eq!(date["format"], "date-time");
     }
 
     #[test]

@@ -43,6 +43,7 @@ provider. Read-only and advisory: the result satisfies no gate.";
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.authority_status().await?.value;
+        to_mcp::answered(bridge_core::proto::AUTHORITY_STATUS, &answer.receipt)?;
         Ok(Output {
             caveats: Caveats::new(
                 to_mcp::not_run(&answer.not_run()),

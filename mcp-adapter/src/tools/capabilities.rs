@@ -57,6 +57,7 @@ advisory: the result satisfies no gate.";
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.capabilities().await?.value;
+        to_mcp::answered(bridge_core::proto::CAPABILITIES, &answer.receipt)?;
         Ok(Output {
             caveats: Caveats::new(
                 to_mcp::not_run(&answer.not_run()),

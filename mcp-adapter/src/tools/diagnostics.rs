@@ -2,9 +2,12 @@
 //! changes (or on the given repo-relative paths). The host's decision, findings, coverage, assurance,
 //! authority evidence and receipt are shown as data, labelled advisory. Findings are paginated: a
 //! page holds at most `limit` findings and fits the output budget, and `nextCursor` continues the
-//! same answer (the last few answers are kept in memory, so pages never mix two evaluations).
+//! same answer (the last few answers are kept in memory, so pages never mix two evaluations). The
+//! kept answers are capped in bytes: an answer past its cap keeps its first findings and says how many
+//! it dropped. A finding whose path the host put outside the workspace keeps no path and says so.
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use bridge_core::model;
@@ -16,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{AspTool, Budgeted, Call, Caveats, shrunk_len};
 use crate::error::Error;
 use crate::to_mcp::{self, Authority, Coverage, id, text};
-use bridge_core::confine::confine;
+use bridge_core::confine::{confine, host_path};
 
 pub(crate) struct AspDiagnostics;
 
@@ -27,6 +30,10 @@ const DEFAULT_LIMIT: u32 = 50;
 const MAX_LIMIT: u32 = 200;
 /// Answers kept for their cursors.
 const KEPT_ANSWERS: usize = 16;
+/// Most bytes (of JSON) of findings one kept answer holds; findings past it are dropped and counted.
+const ANSWER_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// Most bytes (of JSON) of findings all kept answers hold; the oldest answers go first.
+const KEPT_MAX_BYTES: usize = 32 * 1024 * 1024;
 /// Longest cursor accepted.
 const MAX_CURSOR_BYTES: usize = 64;
 
@@ -80,8 +87,12 @@ pub(crate) struct Output {
     pub(crate) changed_files: usize,
     /// This page of findings.
     pub(crate) findings: Vec<Finding>,
-    /// Findings in the whole answer.
+    /// Findings in the whole answer (those dropped past the memory cap included).
     pub(crate) total_findings: usize,
+    /// Findings of this answer that no page will show: the answer passed the 8 MiB the bridge keeps
+    /// of one answer. Narrow `paths` to see them.
+    #[serde(skip_serializing_if = "to_mcp::is_zero")]
+    pub(crate) dropped_findings: usize,
     /// Index of this page's first finding in the whole answer.
     pub(crate) offset: usize,
     pub(crate) coverage: Coverage,
@@ -96,6 +107,9 @@ pub(crate) struct Output {
     pub(crate) next_cursor: Option<String>,
     #[serde(skip)]
     page_key: u64,
+    /// Bytes of JSON of `findings`, as kept.
+    #[serde(skip)]
+    kept_bytes: usize,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -119,8 +133,14 @@ pub(crate) struct Finding {
     pub(crate) source: String,
     /// The provider's message (untrusted text).
     pub(crate) message: String,
-    /// Repo-relative path.
-    pub(crate) path: String,
+    /// Repo-relative path; absent when the host gave a path outside the workspace (see
+    /// `outsideWorkspace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) path: Option<String>,
+    /// Why the host's path for this finding is not shown: it points outside the workspace (or is
+    /// not a path inside it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) outside_workspace: Option<String>,
     /// 0-based lines and UTF-16 characters, when the provider gave a range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) range: Option<RangeOut>,
@@ -221,12 +241,14 @@ Findings are paginated: pass nextCursor as cursor for more.";
                 call.state.worktree.evaluate(&client, request, options)
             })
             .await?;
+        let root = Some(call.state.repo.as_path());
         let answer = call.state.pages.keep(|key| {
             answer(
                 &evaluation.decision,
                 comparison,
                 evaluation.changed_files,
                 key,
+                root,
             )
         });
         page(&answer, 0, limit)
@@ -250,7 +272,7 @@ fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<
     }
     let mut confined = Vec::with_capacity(paths.len());
     for raw in &paths {
-        let path = confine(&call.state.repo, raw)?;
+        let path = confine(&call.state.repo, raw).map_err(Error::path)?;
         if !confined.contains(&path) {
             confined.push(path);
         }
@@ -258,14 +280,27 @@ fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<
     Ok(Some(confined))
 }
 
-/// The whole answer (every finding) as shown; pages are cut from it.
+/// The whole answer as shown, as many findings as fit [`ANSWER_MAX_BYTES`]; pages are cut from it.
+/// `root` is the workspace the findings' paths must lie in.
 pub(crate) fn answer(
     decision: &proto::Decision,
     comparison: Comparison,
     changed_files: usize,
     key: u64,
+    root: Option<&Path>,
 ) -> Output {
-    let findings: Vec<Finding> = decision.findings.iter().map(finding).collect();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut kept_bytes = 0;
+    for f in &decision.findings {
+        let shown = finding(f, root);
+        let size = serde_json::to_vec(&shown).map_or(usize::MAX, |b| b.len());
+        if kept_bytes + size > ANSWER_MAX_BYTES {
+            break;
+        }
+        kept_bytes += size + 1;
+        findings.push(shown);
+    }
+    let dropped_findings = decision.findings.len() - findings.len();
     let not_run = decision.not_run();
     let incomplete = decision.is_incomplete();
     Output {
@@ -277,14 +312,15 @@ pub(crate) fn answer(
         call_site: "interactive".to_owned(),
         decision: id(decision.decision.as_str()),
         incomplete,
-        summary: summary(decision, changed_files, &not_run),
+        summary: summary(decision, changed_files, &not_run, dropped_findings),
         comparison: match comparison {
             Comparison::All => "all",
             Comparison::Introduced => "introduced",
         }
         .to_owned(),
         changed_files,
-        total_findings: findings.len(),
+        total_findings: decision.findings.len(),
+        dropped_findings,
         findings,
         offset: 0,
         coverage: to_mcp::coverage(&decision.coverage),
@@ -303,17 +339,23 @@ pub(crate) fn answer(
         changeset_digest: decision.changeset_digest.as_deref().map(id),
         next_cursor: None,
         page_key: key,
+        kept_bytes,
     }
 }
 
-fn finding(f: &proto::Finding) -> Finding {
+fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
     let d = &f.diagnostic;
+    let (path, outside_workspace) = match host_path(root, &d.location.path) {
+        Ok(path) => (Some(text(&path)), None),
+        Err(why) => (None, Some(why.to_owned())),
+    };
     Finding {
         code: id(&d.code),
         severity: id(d.severity.as_str()),
         source: id(&d.source),
         message: text(&d.message),
-        path: text(&d.location.path),
+        path,
+        outside_workspace,
         range: d.location.range.as_ref().map(|r| RangeOut {
             start: PositionOut {
                 line: r.start.line,
@@ -336,7 +378,12 @@ fn finding(f: &proto::Finding) -> Finding {
     }
 }
 
-fn summary(decision: &proto::Decision, changed_files: usize, not_run: &[model::NotRun]) -> String {
+fn summary(
+    decision: &proto::Decision,
+    changed_files: usize,
+    not_run: &[model::NotRun],
+    dropped: usize,
+) -> String {
     let kind = id(decision.decision.as_str());
     let count = |s: Severity| {
         decision
@@ -374,9 +421,18 @@ fn summary(decision: &proto::Decision, changed_files: usize, not_run: &[model::N
     } else {
         "advisory, not a gate result"
     };
+    let dropped = if dropped > 0 {
+        format!(
+            "; {dropped} finding(s) dropped: the answer passed the {} MiB the bridge keeps, narrow \
+             paths to see them",
+            ANSWER_MAX_BYTES / (1024 * 1024)
+        )
+    } else {
+        String::new()
+    };
     format!(
         "host decision {kind} at the interactive call site ({advisory}): {findings} in \
-         {changed_files} changed file(s); {coverage}"
+         {changed_files} changed file(s); {coverage}{dropped}"
     )
 }
 
@@ -391,6 +447,7 @@ pub(crate) fn page(answer: &Output, offset: usize, limit: usize) -> Result<Outpu
     let end = (offset + limit).min(total);
     let mut out = Output {
         findings: Vec::new(),
+        kept_bytes: 0,
         ..answer.clone()
     };
     out.findings = answer.findings[offset..end].to_vec();
@@ -427,18 +484,29 @@ pub(crate) struct Pages {
 struct PagesInner {
     next: u64,
     kept: VecDeque<(u64, Arc<Output>)>,
+    /// Sum of the kept answers' `kept_bytes`.
+    bytes: usize,
 }
 
 impl Pages {
-    /// Keeps the answer `build` makes for a fresh key; the oldest answer goes when too many are kept.
+    /// Keeps the answer `build` makes for a fresh key; the oldest answers go when more than
+    /// [`KEPT_ANSWERS`] or [`KEPT_MAX_BYTES`] are kept (the newest always stays).
     fn keep(&self, build: impl FnOnce(u64) -> Output) -> Arc<Output> {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.next += 1;
-        let key = inner.next;
+        let key = {
+            let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.next += 1;
+            inner.next
+        };
         let answer = Arc::new(build(key));
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.bytes += answer.kept_bytes;
         inner.kept.push_back((key, answer.clone()));
-        if inner.kept.len() > KEPT_ANSWERS {
-            inner.kept.pop_front();
+        while inner.kept.len() > KEPT_ANSWERS
+            || (inner.bytes > KEPT_MAX_BYTES && inner.kept.len() > 1)
+        {
+            if let Some((_, old)) = inner.kept.pop_front() {
+                inner.bytes -= old.kept_bytes;
+            }
         }
         answer
     }
@@ -470,7 +538,7 @@ mod tests {
     #[test]
     fn pages_follow_cursors_through_the_same_answer() {
         let pages = Pages::default();
-        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key));
+        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key, None));
         let first = page(&answer, 0, 2).unwrap();
         assert_eq!((first.findings.len(), first.caveats.truncated), (2, true));
         let (key, offset) = parse_cursor(first.next_cursor.as_deref().unwrap()).unwrap();
@@ -491,7 +559,7 @@ mod tests {
     fn old_answers_expire_and_bad_cursors_are_refused() {
         let pages = Pages::default();
         for _ in 0..=KEPT_ANSWERS {
-            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key));
+            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key, None));
         }
         assert!(pages.get(1).is_none());
         assert!(pages.get(KEPT_ANSWERS as u64 + 1).is_some());
@@ -502,7 +570,7 @@ mod tests {
 
     #[test]
     fn shrinking_a_page_points_the_cursor_at_the_first_finding_left_out() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7);
+        let answer = answer(&decision(10), Comparison::All, 1, 7, None);
         let mut first = page(&answer, 0, 10).unwrap();
         assert!(first.shrink(0.5));
         assert_eq!(first.findings.len(), 4);
@@ -518,7 +586,7 @@ mod tests {
             include_bytes!("../../../tests/fixtures/fuzz/mcp_structured/page-without-progress");
         let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
         let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
-        let answer = answer(&decision, Comparison::All, 1, 1);
+        let answer = answer(&decision, Comparison::All, 1, 1, None);
         let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 2_048).unwrap_err();
         assert!(matches!(err, Error::Oversize { budget: 2_048 }), "{err}");
         let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
@@ -528,7 +596,7 @@ mod tests {
 
     #[test]
     fn a_shrunk_page_keeps_a_finding_and_moves_on() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7);
+        let answer = answer(&decision(10), Comparison::All, 1, 7, None);
         let mut page = page(&answer, 3, 10).unwrap();
         assert!(page.shrink(0.01));
         assert_eq!(page.findings.len(), 1);
@@ -543,9 +611,56 @@ mod tests {
         );
         let value: serde_json::Value = serde_json::from_str(text).unwrap();
         let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
-        let out = answer(&decision, Comparison::All, 2, 1);
+        let out = answer(&decision, Comparison::All, 2, 1, None);
         assert!(out.incomplete);
         assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);
         assert!(!out.caveats.degraded.is_empty());
+    }
+
+    #[test]
+    fn host_paths_outside_the_workspace_are_flagged_not_shown() {
+        let mut d = decision(4);
+        for (f, path) in d.findings.iter_mut().zip([
+            "../../etc/passwd",
+            "file:///etc/passwd",
+            "/etc/passwd",
+            "/work/repo/src/a.ts",
+        ]) {
+            f.diagnostic.location.path = path.to_owned();
+        }
+        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")));
+        for f in &out.findings[..3] {
+            assert_eq!(f.path, None);
+            assert!(f.outside_workspace.is_some());
+        }
+        assert_eq!(out.findings[3].path.as_deref(), Some("src/a.ts"));
+        assert_eq!(out.findings[3].outside_workspace, None);
+    }
+
+    #[test]
+    fn kept_answers_are_capped_in_bytes_and_say_what_they_dropped() {
+        let mut d = decision(1);
+        let mut one = d.findings[0].clone();
+        one.diagnostic.message = "m".repeat(900);
+        d.findings = vec![one; 12_000];
+        let out = answer(&d, Comparison::All, 1, 1, None);
+        assert!(out.kept_bytes <= ANSWER_MAX_BYTES);
+        assert!(out.dropped_findings > 0);
+        assert_eq!(out.total_findings, 12_000);
+        assert_eq!(out.findings.len() + out.dropped_findings, 12_000);
+        assert!(out.summary.contains("dropped"), "{}", out.summary);
+
+        let pages = Pages::default();
+        let answers = KEPT_MAX_BYTES / ANSWER_MAX_BYTES + 2;
+        for _ in 0..answers {
+            pages.keep(|key| answer(&d, Comparison::All, 1, key, None));
+        }
+        let inner = pages.inner.lock().unwrap();
+        assert!(inner.bytes <= KEPT_MAX_BYTES, "{}", inner.bytes);
+        assert!(inner.kept.len() < answers);
+        assert_eq!(
+            inner.bytes,
+            inner.kept.iter().map(|(_, a)| a.kept_bytes).sum::<usize>()
+        );
     }
 }

@@ -1,8 +1,11 @@
 //! `asp_inspect`: `host/queryInspect` at the interactive call site. The request is the client's
-//! (size- and depth-capped); every path in it is confined to the workspace and made repo-relative
-//! before the host sees it. The host's data is relayed with its text made safe and its lists cut to
-//! the output budget.
+//! (size- and depth-capped); every path in it is confined to the workspace before the host sees it,
+//! found by its shape (an absolute path, a `file:` URI, a `..` part, a name that exists in the
+//! workspace) at any depth and under any key, and by the usual path keys. The host's data is relayed
+//! with its text made safe, paths it gives outside the workspace replaced by a marker, and its lists
+//! cut to the output budget.
 
+use std::path::Path;
 use std::time::Duration;
 
 use bridge_core::proto::Inspection;
@@ -14,7 +17,7 @@ use serde_json::Value;
 use super::{AspTool, Budgeted, Call, Caveats};
 use crate::error::Error;
 use crate::to_mcp::{self, Coverage, id};
-use bridge_core::confine::confine;
+use bridge_core::confine::{confine, confine_uri, file_uri_path, host_path, is_path_shaped};
 
 pub(crate) struct AspInspect;
 
@@ -24,8 +27,11 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024;
 const MAX_REQUEST_DEPTH: usize = 16;
 /// Longest `timeoutMs`.
 const MAX_TIMEOUT_MS: u32 = 300_000;
-/// How much longer than `timeoutMs` the bridge waits, so the host can answer with what it has.
+/// How much longer than `timeoutMs` the bridge waits, so the host can answer with what it has. A
+/// deadline missed is reported with the client's `timeoutMs`, the figure it knows.
 const GRACE: Duration = Duration::from_secs(2);
+/// What a path in the host's data that points outside the workspace is replaced with.
+pub(crate) const OUTSIDE_MARKER: &str = "<a path outside the workspace, not shown>";
 /// Keys whose values are workspace paths (a string or a list of strings).
 const PATH_KEYS: [&str; 7] = [
     "path",
@@ -64,6 +70,9 @@ pub(crate) struct Output {
     /// How many list entries or members of `data` were left out (at least).
     #[serde(skip_serializing_if = "to_mcp::is_zero")]
     pub(crate) omitted_items: usize,
+    /// How many paths in `data` pointed outside the workspace; each was replaced by a marker.
+    #[serde(skip_serializing_if = "to_mcp::is_zero")]
+    pub(crate) outside_paths: usize,
 }
 
 impl Budgeted for Output {
@@ -101,16 +110,58 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
         };
         let mut request = Value::Object(args.request);
         check_size(&request)?;
-        confine_paths(&call.state.repo, &mut request, None)?;
+        let root = call.state.repo.clone();
+        // Confining reads the workspace (symlinks): off the async threads.
+        let request = tokio::task::spawn_blocking(move || {
+            confine_paths(&root, &mut request, None).map(|()| request)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("the path check stopped: {e}")))??;
         let client = call.client().await?;
         let deadline = timeout_ms.map(|ms| Duration::from_millis(u64::from(ms)) + GRACE);
-        let inspection = call
+        let mut inspection = call
             .with_progress(deadline, |options| {
                 client.query_inspect(request, timeout_ms.map(u64::from), options)
             })
-            .await?
+            .await
+            .map_err(|error| client_deadline(error, timeout_ms))?
             .value;
-        Ok(output(&inspection, call.state.budget))
+        to_mcp::answered(bridge_core::proto::QUERY_INSPECT, &inspection.receipt)?;
+        let outside = flag_outside_paths(&call.state.repo, &mut inspection.data);
+        let mut out = output(&inspection, call.state.budget);
+        out.outside_paths = outside;
+        Ok(out)
+    }
+}
+
+/// A missed deadline named with the client's `timeoutMs` rather than the bridge's longer wait.
+fn client_deadline(error: Error, timeout_ms: Option<u32>) -> Error {
+    match (error, timeout_ms) {
+        (Error::Host(bridge_core::Error::Timeout { method, .. }), Some(ms)) => {
+            Error::Host(bridge_core::Error::Timeout {
+                method,
+                ms: u64::from(ms),
+            })
+        }
+        (error, _) => error,
+    }
+}
+
+/// Replaces, in place, every path-shaped string of the host's `data` that points outside the
+/// workspace by [`OUTSIDE_MARKER`]; returns how many were replaced.
+fn flag_outside_paths(root: &Path, value: &mut Value) -> usize {
+    match value {
+        Value::String(text)
+            if is_path_shaped(text)
+                && Path::new(text.as_str()) != root
+                && host_path(Some(root), text).is_err() =>
+        {
+            *text = OUTSIDE_MARKER.to_owned();
+            1
+        }
+        Value::Array(items) => items.iter_mut().map(|v| flag_outside_paths(root, v)).sum(),
+        Value::Object(map) => map.values_mut().map(|v| flag_outside_paths(root, v)).sum(),
+        _ => 0,
     }
 }
 
@@ -132,6 +183,7 @@ pub(crate) fn output(inspection: &Inspection, budget: usize) -> Output {
         data: object(data),
         coverage: to_mcp::coverage(&inspection.coverage),
         omitted_items: omitted,
+        outside_paths: 0,
     }
 }
 
@@ -180,20 +232,20 @@ fn depth(value: &Value) -> usize {
     }
 }
 
-/// Confines, in place, every path in `value`: the values of [`PATH_KEYS`], and `from` in a changeset
-/// change (an object with `kind` and `path`). `key` is the key `value` sits under.
-fn confine_paths(
-    root: &std::path::Path,
-    value: &mut Value,
-    key: Option<&str>,
-) -> Result<(), Error> {
+/// Confines, in place, every path in `value`: each string shaped like a path or naming an entry of
+/// the workspace, whatever its key and depth; the values of [`PATH_KEYS`], which must be paths (or
+/// lists of them); and `from` in a changeset change (an object with `kind` and `path`). `key` is the
+/// key `value` sits under. Blocking: it reads the workspace.
+fn confine_paths(root: &Path, value: &mut Value, key: Option<&str>) -> Result<(), Error> {
     let is_path = key.is_some_and(|k| PATH_KEYS.contains(&k));
     match value {
-        Value::String(raw) if is_path => *raw = confine(root, raw)?,
+        Value::String(raw) if is_path || looks_like_a_path(root, raw) => {
+            *raw = confine_one(root, raw)?;
+        }
         Value::Array(items) if is_path => {
             for item in items {
                 match item {
-                    Value::String(raw) => *raw = confine(root, raw)?,
+                    Value::String(raw) => *raw = confine_one(root, raw)?,
                     _ => return Err(not_a_path(key)),
                 }
             }
@@ -219,8 +271,33 @@ fn confine_paths(
     Ok(())
 }
 
+/// A path made repo-relative, or a `file:` URI checked and kept as the client wrote it (the host
+/// reads a URI where the client gave one).
+fn confine_one(root: &Path, raw: &str) -> Result<String, Error> {
+    if file_uri_path(raw).is_some() {
+        confine_uri(root, raw).map_err(Error::path)?;
+        Ok(raw.to_owned())
+    } else {
+        confine(root, raw).map_err(Error::path)
+    }
+}
+
+/// Whether a string under no path key is a path all the same: by its shape, or because its first
+/// part names something in the workspace (which a symlink could lead out of).
+fn looks_like_a_path(root: &Path, raw: &str) -> bool {
+    if is_path_shaped(raw) {
+        return true;
+    }
+    let first = raw.split('/').find(|part| !part.is_empty() && *part != ".");
+    first.is_some_and(|first| {
+        raw.len() <= bridge_core::confine::MAX_PATH_BYTES
+            && !first.contains('\0')
+            && root.join(first).symlink_metadata().is_ok()
+    })
+}
+
 fn not_a_path(key: Option<&str>) -> Error {
-    Error::Input(format!(
+    Error::Path(format!(
         "request.{} must be a path relative to the workspace root (or a list of them)",
         key.unwrap_or("path")
     ))
@@ -240,13 +317,70 @@ mod tests {
             "symbol": {"path": "./src/a.ts", "position": {"line": 1, "char": 2}},
             "scope": {"paths": ["src", "lib//x.rs"]},
             "changeset": {"changes": [{"kind": "rename", "path": "b.ts", "from": "a.ts"}]},
-            "note": "../not/a/path/key"
+            "note": "see the references of a.ts"
         });
         confine_paths(&root, &mut request, None).unwrap();
         assert_eq!(request["symbol"]["path"], "src/a.ts");
         assert_eq!(request["scope"]["paths"], json!(["src", "lib/x.rs"]));
         assert_eq!(request["changeset"]["changes"][0]["from"], "a.ts");
-        assert_eq!(request["note"], "../not/a/path/key");
+        assert_eq!(request["note"], "see the references of a.ts");
+    }
+
+    #[test]
+    fn paths_are_confined_by_their_shape_under_any_key_at_any_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.ts"), "x").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("/etc", root.join("etc-link")).unwrap();
+        let inside = format!("file://{}/src/a.ts", root.display());
+        let mut ok =
+            json!({"textDocument": {"uri": inside}, "root": "./src//a.ts", "q": "references"});
+        confine_paths(&root, &mut ok, None).unwrap();
+        assert_eq!(ok["textDocument"]["uri"], inside.as_str());
+        assert_eq!(ok["root"], "src/a.ts");
+        assert_eq!(ok["q"], "references");
+        let mut refused = vec![
+            json!({"uri": "file:///etc/passwd"}),
+            json!({"textDocument": {"uri": "file:///etc/passwd"}}),
+            json!({"filepath": "/etc/passwd"}),
+            json!({"root": "/"}),
+            json!({"include": ["src/**", "../../secrets/**"]}),
+            json!({"a": [{"b": {"c": "FILE:///etc/shadow"}}]}),
+            json!({"uri": "file://attacker.example/share/x"}),
+            json!({"note": "../not/a/path/key"}),
+        ];
+        #[cfg(unix)]
+        refused.push(json!({"uri": "etc-link/passwd"}));
+        for mut request in refused {
+            let err = confine_paths(&root, &mut request, None).unwrap_err();
+            assert!(matches!(err, Error::Path(_)), "{request}: {err}");
+        }
+    }
+
+    #[test]
+    fn host_paths_outside_the_workspace_are_replaced_in_the_data() {
+        let root = Path::new("/work/repo");
+        let mut data = json!({"results": [{"path": "../../etc/passwd", "uri": "file:///etc/passwd",
+            "inside": "/work/repo/src/a.ts", "name": "a", "nested": [["/etc/shadow"]]}]});
+        assert_eq!(flag_outside_paths(root, &mut data), 3);
+        let r = &data["results"][0];
+        assert_eq!(r["path"], OUTSIDE_MARKER);
+        assert_eq!(r["uri"], OUTSIDE_MARKER);
+        assert_eq!(r["nested"][0][0], OUTSIDE_MARKER);
+        assert_eq!(r["inside"], "/work/repo/src/a.ts");
+        assert_eq!(r["name"], "a");
+    }
+
+    #[test]
+    fn a_missed_deadline_names_the_clients_timeout() {
+        let late = Error::Host(bridge_core::Error::Timeout {
+            method: "host/queryInspect".into(),
+            ms: 3000,
+        });
+        let shown = client_deadline(late, Some(1000)).to_string();
+        assert!(shown.contains("within 1000 ms"), "{shown}");
     }
 
     #[test]

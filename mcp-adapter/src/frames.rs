@@ -1,0 +1,322 @@
+//! The client's byte stream, checked line by line before rmcp reads it.
+//!
+//! rmcp's stdio transport drops a line that is not JSON, or longer than its cap, without a word, and
+//! answers a `tools/call` whose `params` it cannot decode (`arguments` that are no object) as an
+//! unknown method (-32601). Here every line is looked at first: a well-formed one passes through
+//! unchanged; one longer than [`MAX_LINE`] is skipped as it streams (never buffered whole) and
+//! answered with -32600; one that is not UTF-8 or not JSON is answered with -32700 (both `id: null`,
+//! as JSON-RPC asks when the id cannot be read); a `tools/call` with params or arguments that are no
+//! object, or no tool name, is answered with -32602 and its own id. The replies go out on the same
+//! stdout as rmcp's own frames, one whole line at a time.
+
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Longest line accepted from the client, in bytes. Tool arguments are capped at 64 KiB; this
+/// leaves room for any other message a client sends.
+pub(crate) const MAX_LINE: usize = 4 * 1024 * 1024;
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// Frames on their way to stdout, each a whole line; a few in flight at most.
+const QUEUED_FRAMES: usize = 64;
+/// Size of the in-memory pipes between the checker and rmcp.
+const PIPE_BYTES: usize = 64 * 1024;
+
+/// The checked connection: what rmcp reads and writes instead of the client's streams.
+pub(crate) struct Checked {
+    pub(crate) reader: DuplexStream,
+    pub(crate) writer: DuplexStream,
+    /// Reads the client; aborted once the session is over.
+    pub(crate) checker: JoinHandle<()>,
+    /// Writes to the client; ends once rmcp and the checker have both let go.
+    pub(crate) output: JoinHandle<()>,
+}
+
+/// Puts the checker between `input`/`output` (the client's streams) and rmcp.
+pub(crate) fn checked<R, W>(input: R, output: W) -> Checked
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_rmcp, reader) = tokio::io::duplex(PIPE_BYTES);
+    let (writer, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
+    let (frames, queue) = mpsc::channel(QUEUED_FRAMES);
+    let checker = tokio::spawn(check(BufReader::new(input), to_rmcp, frames.clone()));
+    tokio::spawn(pump(BufReader::new(from_rmcp), frames));
+    let output = tokio::spawn(write(queue, output));
+    Checked {
+        reader,
+        writer,
+        checker,
+        output,
+    }
+}
+
+/// Reads the client's lines, passes the good ones to rmcp, answers the others.
+async fn check<R: AsyncBufRead + Unpin>(
+    mut input: R,
+    mut to_rmcp: DuplexStream,
+    frames: mpsc::Sender<Vec<u8>>,
+) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let reply = match read_line(&mut input, &mut line, MAX_LINE).await {
+            Ok(Line::End) | Err(_) => return,
+            Ok(Line::Oversize) => Some(error_frame(
+                &Value::Null,
+                INVALID_REQUEST,
+                &format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
+            )),
+            Ok(Line::Whole) => verdict(trim(&line)),
+        };
+        match reply {
+            Some(frame) => {
+                if frames.send(frame).await.is_err() {
+                    return;
+                }
+            }
+            None if trim(&line).is_empty() => {}
+            None => {
+                line.push(b'\n');
+                if to_rmcp.write_all(&line).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The error reply a line deserves, or `None` when rmcp should have it.
+fn verdict(line: &[u8]) -> Option<Vec<u8>> {
+    if line.is_empty() {
+        return None;
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Some(error_frame(
+            &Value::Null,
+            PARSE_ERROR,
+            "Parse error: the message is not UTF-8",
+        ));
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(_) => {
+            return Some(error_frame(
+                &Value::Null,
+                PARSE_ERROR,
+                "Parse error: the message is not JSON",
+            ));
+        }
+    };
+    let id = value.get("id")?;
+    if value.get("method").and_then(Value::as_str) != Some("tools/call")
+        || !(id.is_string() || id.is_number())
+    {
+        return None;
+    }
+    let why = match value.get("params") {
+        Some(Value::Object(params)) => match (params.get("name"), params.get("arguments")) {
+            (Some(Value::String(_)), None | Some(Value::Null | Value::Object(_))) => return None,
+            (Some(Value::String(_)), Some(_)) => "arguments must be an object",
+            _ => "name must be the name of a tool",
+        },
+        _ => "params must be an object with the tool's name and arguments",
+    };
+    Some(error_frame(
+        id,
+        INVALID_PARAMS,
+        &format!("Invalid params: {why}"),
+    ))
+}
+
+fn error_frame(id: &Value, code: i64, message: &str) -> Vec<u8> {
+    let frame = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let mut bytes = serde_json::to_vec(&frame).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Passes rmcp's frames on, one whole line each.
+async fn pump<R: AsyncBufRead + Unpin>(mut from_rmcp: R, frames: mpsc::Sender<Vec<u8>>) {
+    loop {
+        let mut line = Vec::new();
+        match from_rmcp.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if frames.send(line).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Writes every frame to the client, flushed, until no one sends any more.
+async fn write<W: AsyncWrite + Unpin>(mut queue: mpsc::Receiver<Vec<u8>>, mut output: W) {
+    while let Some(frame) = queue.recv().await {
+        let written = async {
+            output.write_all(&frame).await?;
+            output.flush().await
+        };
+        if let Err(error) = written.await {
+            tracing::debug!(%error, "the client's stdout is gone");
+            return;
+        }
+    }
+}
+
+enum Line {
+    /// A whole line (without its `\n`) is in the buffer.
+    Whole,
+    /// A line longer than the cap was skipped.
+    Oversize,
+    End,
+}
+
+/// Reads one line into `line` without letting it grow past `max`; a longer line is skipped to its
+/// end as it streams. A last line without `\n` still counts.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    let mut oversize = false;
+    loop {
+        let available = input.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (oversize, line.is_empty()) {
+                (true, _) => Line::Oversize,
+                (false, true) => Line::End,
+                (false, false) => Line::Whole,
+            });
+        }
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(at) => (&available[..at], at + 1),
+            None => (available, available.len()),
+        };
+        let ends = done > chunk.len();
+        if !oversize && line.len() + chunk.len() > max {
+            oversize = true;
+            line.clear();
+        }
+        if !oversize {
+            line.extend_from_slice(chunk);
+        }
+        input.consume(done);
+        if ends {
+            return Ok(if oversize {
+                Line::Oversize
+            } else {
+                Line::Whole
+            });
+        }
+    }
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        &[]
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(line: &str) -> Option<Value> {
+        verdict(line.as_bytes()).map(|frame| serde_json::from_slice(&frame).unwrap())
+    }
+
+    #[test]
+    fn lines_that_are_no_json_get_a_parse_error_with_a_null_id() {
+        let error = reply("this is not json").unwrap();
+        assert_eq!(error["error"]["code"], PARSE_ERROR);
+        assert_eq!(error["id"], Value::Null);
+        assert_eq!(
+            verdict(b"\xff\xfe{}")
+                .map(|f| serde_json::from_slice::<Value>(&f).unwrap()["error"]["code"].clone()),
+            Some(json!(PARSE_ERROR))
+        );
+    }
+
+    #[test]
+    fn tool_calls_with_arguments_that_are_no_object_get_invalid_params_with_their_id() {
+        for (line, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"asp_status","arguments":[1]}}"#,
+                json!(7),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"asp_status","arguments":"x"}}"#,
+                json!("a"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":[1]}"#,
+                json!(8),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":3}}"#,
+                json!(9),
+            ),
+        ] {
+            let error = reply(line).unwrap_or_else(|| panic!("passed: {line}"));
+            assert_eq!(error["error"]["code"], INVALID_PARAMS, "{line}");
+            assert_eq!(error["id"], id, "{line}");
+        }
+    }
+
+    #[test]
+    fn good_messages_pass_through() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asp_status","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"asp_status"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            "[1,2]",
+        ] {
+            assert_eq!(reply(line), None, "{line}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_oversize_line_is_skipped_as_it_streams_and_the_next_one_is_read() {
+        let mut input = format!("{}\n{{\"next\":1}}\n", "x".repeat(100)).into_bytes();
+        input.extend_from_slice(b"tail");
+        let mut reader = BufReader::with_capacity(8, input.as_slice());
+        let mut line = Vec::new();
+        assert!(matches!(
+            read_line(&mut reader, &mut line, 16).await.unwrap(),
+            Line::Oversize
+        ));
+        assert!(line.len() <= 16);
+        line.clear();
+        assert!(matches!(
+            read_line(&mut reader, &mut line, 16).await.unwrap(),
+            Line::Whole
+        ));
+        assert_eq!(line, b"{\"next\":1}");
+        line.clear();
+        assert!(matches!(
+            read_line(&mut reader, &mut line, 16).await.unwrap(),
+            Line::Whole
+        ));
+        assert_eq!(line, b"tail");
+        line.clear();
+        assert!(matches!(
+            read_line(&mut reader, &mut line, 16).await.unwrap(),
+            Line::End
+        ));
+    }
+}
