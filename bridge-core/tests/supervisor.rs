@@ -225,3 +225,23 @@ async fn calls_during_a_restart_fail_fast_and_the_handshake_status_is_kept() {
     assert_eq!(*supervisor.starts().borrow(), 2);
     supervisor.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_program_that_cannot_be_run_is_tried_again_at_once_and_never_given_up_on() {
+    let command = HostCommand {
+        program: "/nonexistent/asp-host".into(),
+        args: Vec::new(),
+    };
+    let config = HostConfig::new(command, Path::new("/").to_path_buf());
+    // A long restart delay and a single allowed failure: neither applies to a spawn failure.
+    let supervisor = Supervisor::new(config, policy(Duration::from_secs(3600), 1));
+    for _ in 0..3 {
+        let error = supervisor.client().await.unwrap_err();
+        assert!(
+            matches!(error, Error::Spawn { .. }),
+            "tried again, not delayed or given up: {error}"
+        );
+        assert!(!error.retryable());
+        assert_eq!(error.fail_class(), FailClass::Health);
+    }
+}

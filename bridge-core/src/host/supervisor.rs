@@ -388,7 +388,10 @@ impl<L: Launch> Inner<L> {
             }
             // A program that cannot be run is not a crash: no growing delay, no count towards giving
             // up; the next call tries again at once (someone may have installed it meanwhile).
-            Err(error @ Error::Spawn { .. }) => Err(error),
+            Err(error @ Error::Spawn { .. }) => {
+                *phase = Phase::Idle;
+                Err(error)
+            }
             Err(error) => {
                 *phase = self.after_failure(failures + 1, error.to_string());
                 Err(error)
