@@ -91,7 +91,7 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
         message = format!("{} finding", id(&d.code));
     }
     if let Some(next) = &next_step {
-        message.push_str("\nnext step: ");
+        message.push_str("\nNext step: ");
         message.push_str(next);
     }
     let code_description = d
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(d.source.as_deref(), Some("lattice"));
         assert_eq!(
             d.message,
-            "introduced secret literal\nnext step: Move the secret to runtime configuration."
+            "introduced secret literal\nNext step: Move the secret to runtime configuration."
         );
         let data = d.data.as_ref().unwrap();
         assert_eq!(data["fingerprint"], "sha256:deny0001");

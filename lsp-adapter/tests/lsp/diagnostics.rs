@@ -60,7 +60,7 @@ async fn opening_a_document_shows_the_hosts_finding_as_an_error_with_code_source
     );
     assert_eq!(
         d["message"],
-        "introduced secret literal\nnext step: Move the secret to runtime configuration."
+        "introduced secret literal\nNext step: Move the secret to runtime configuration."
     );
     assert_eq!(
         d["data"],
