@@ -6,6 +6,7 @@ mod support;
 
 mod faults;
 mod host_choice;
+mod hostile;
 mod load;
 mod lsp;
 mod mcp;

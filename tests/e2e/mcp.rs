@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 use crate::support::{Scratch, bridge_bin, fake_host_bin, host_command};
 
+mod hostile;
+
 const TOOLS: [&str; 5] = [
     "asp_authority_status",
     "asp_capabilities",
@@ -502,8 +504,17 @@ fn python_sdk_client_in_both_eras_with_progress_crash_recovery_and_traversal() {
     }
 }
 
-/// Runs the inspector CLI against the bridge; returns (exit code, stdout, stderr).
+/// Runs the inspector CLI against the bridge, quiet; returns (exit code, stdout, stderr).
 fn inspector(launcher: &str, scratch: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
+    inspector_run(launcher, scratch, &[args, &["-q"]].concat())
+}
+
+/// Runs the inspector CLI against the bridge; returns (exit code, stdout, stderr).
+fn inspector_run(
+    launcher: &str,
+    scratch: &Scratch,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
     let home = scratch.path().join("inspector-home");
     std::fs::create_dir_all(&home).unwrap();
     let repo = scratch.path().display().to_string();
@@ -514,7 +525,7 @@ fn inspector(launcher: &str, scratch: &Scratch, args: &[&str]) -> (Option<i32>, 
         .arg(bridge_bin())
         .args(["mcp", "--repo", &repo, "--host-command", &host])
         .args(args)
-        .args(["--format", "json", "-q"])
+        .args(["--format", "json"])
         .env("HOME", &home)
         .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
         .env_remove("ASP_BRIDGE_HOST_COMMAND")
@@ -564,6 +575,41 @@ fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
         assert_eq!(names, TOOLS);
         scratch.assert_no_orphans();
     }
+}
+
+#[test]
+fn inspector_calls_every_tool_without_schema_warnings() {
+    let Some(launcher) = client_tool(
+        "ASP_BRIDGE_MCP_INSPECTOR",
+        "@modelcontextprotocol/inspector",
+    ) else {
+        return;
+    };
+    let scratch = workspace();
+    for tool in TOOLS {
+        let arguments = arguments_for(tool).to_string();
+        let args = [
+            "--method",
+            "tools/call",
+            "--tool-name",
+            tool,
+            "--tool-args-json",
+            &arguments,
+        ];
+        // Not quiet: the inspector's schema warnings go to stderr.
+        let (code, stdout, stderr) = inspector_run(&launcher, &scratch, &args);
+        assert_eq!(code, Some(0), "{tool}: {stderr}");
+        assert!(
+            !stderr.contains("unknown format") && !stderr.contains("ignored in schema"),
+            "{tool}: schema warnings:\n{stderr}"
+        );
+        let result: Value = serde_json::from_str(&stdout).expect("JSON");
+        assert_eq!(
+            result["result"]["structuredContent"]["authoritative"], false,
+            "{tool}: {stdout}"
+        );
+    }
+    scratch.assert_no_orphans();
 }
 
 #[test]

@@ -1,0 +1,246 @@
+//! `asp-bridge mcp` against hostile hosts and hostile clients: answers without a receipt, paths
+//! outside the workspace in either direction, a host that cannot be run, a deadline named with the
+//! client's figure, and lines that are no MCP message.
+
+use std::io::Write as _;
+
+use serde_json::{Value, json};
+
+use super::{ANSWER, Bridge, LEGACY, MODERN, assert_failed, assert_ok, fake, workspace};
+use crate::hostile::fixtures_with;
+use crate::support::{Scratch, host_command};
+
+/// The fake host answering from the usual fixtures with `hostile` ones in place.
+fn hostile_host(scratch: &Scratch, hostile: &[(&str, &str)], flags: &str) -> String {
+    let dir = fixtures_with(scratch, hostile);
+    let exclude = scratch.path().join(".git/info/exclude");
+    if exclude.is_file() {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(exclude)
+            .unwrap();
+        writeln!(file, "fixtures/").unwrap();
+    }
+    host_command(&format!(
+        "--record {} --fixtures {} {flags}",
+        scratch.marker().display(),
+        dir.display()
+    ))
+}
+
+#[test]
+fn an_empty_object_or_array_is_no_answer_not_a_clean_empty_one() {
+    let scratch = Scratch::new();
+    let host = hostile_host(
+        &scratch,
+        &[
+            (
+                "core/capabilities.check-only.json",
+                "result.empty-object.json",
+            ),
+            (
+                "outer/authority.status.response.json",
+                "result.empty-array.json",
+            ),
+            (
+                "outer/query-inspect.response.json",
+                "result.empty-object.json",
+            ),
+        ],
+        "",
+    );
+    let mut bridge = Bridge::start(&scratch, &host, &[], LEGACY);
+    for (tool, arguments) in [
+        ("asp_capabilities", json!({})),
+        ("asp_authority_status", json!({})),
+        ("asp_inspect", json!({"request": {"kind": "fixture/graph"}})),
+    ] {
+        let body = assert_failed(&bridge.call(tool, arguments), "contract").clone();
+        assert_eq!(body["retryable"], false, "{tool}: {body:#}");
+    }
+    assert_ok(&bridge.call("asp_status", json!({})));
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
+
+#[test]
+fn inspect_requests_are_confined_by_the_shape_of_their_values() {
+    let scratch = workspace();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    for request in [
+        json!({"uri": "file:///etc/passwd"}),
+        json!({"textDocument": {"uri": "file:///etc/passwd"}}),
+        json!({"filepath": "/etc/passwd"}),
+        json!({"root": "/"}),
+        json!({"include": ["../../etc/**"]}),
+        json!({"deep": [{"deeper": {"x": "FILE:///etc/shadow"}}]}),
+    ] {
+        let body = assert_failed(
+            &bridge.call("asp_inspect", json!({"request": request})),
+            "input",
+        )
+        .clone();
+        let hint = body["hint"].as_str().unwrap();
+        assert!(hint.contains("relative to the workspace root"), "{hint}");
+    }
+    let inside = format!(
+        "file://{}/README.txt",
+        scratch.path().canonicalize().unwrap().display()
+    );
+    assert_ok(&bridge.call(
+        "asp_inspect",
+        json!({"request": {"kind": "fixture/graph", "textDocument": {"uri": inside}}}),
+    ));
+    assert_eq!(bridge.close().0, Some(0));
+    let seen: Vec<String> = scratch
+        .recorded()
+        .iter()
+        .filter(|m| m["method"] == "host/queryInspect")
+        .map(Value::to_string)
+        .collect();
+    assert_eq!(seen.len(), 1, "only the confined request reached the host");
+    assert!(!seen[0].contains("/etc/"), "{seen:?}");
+    scratch.assert_no_orphans();
+}
+
+#[test]
+fn host_paths_outside_the_workspace_are_flagged_not_relayed() {
+    let scratch = workspace();
+    let evaluate = crate::support::fixtures().join("hostile/evaluate.outside-paths.json");
+    let host = hostile_host(
+        &scratch,
+        &[(
+            "outer/query-inspect.response.json",
+            "query-inspect.outside-paths.json",
+        )],
+        &format!("--evaluate {}", evaluate.display()),
+    );
+    let mut bridge = Bridge::start(&scratch, &host, &[], LEGACY);
+    let result = bridge.call("asp_diagnostics", json!({}));
+    let body = assert_ok(&result).clone();
+    let findings = body["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 4, "{body:#}");
+    for finding in &findings[..3] {
+        assert!(finding.get("path").is_none(), "{finding:#}");
+        assert!(finding["outsideWorkspace"].is_string(), "{finding:#}");
+    }
+    assert_eq!(findings[3]["path"], "src/api.ts");
+    let inspected = bridge.call("asp_inspect", json!({"request": {"kind": "fixture/graph"}}));
+    let body = assert_ok(&inspected).clone();
+    assert_eq!(body["outsidePaths"], 2, "{body:#}");
+    for text in [result.to_string(), inspected.to_string()] {
+        assert!(!text.contains("etc/passwd"), "{text}");
+    }
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
+
+#[test]
+fn a_host_that_is_not_installed_is_not_retryable_and_says_what_to_do() {
+    let scratch = Scratch::new();
+    let missing = scratch.path().join("no-such-asp").display().to_string();
+    let mut bridge = Bridge::start(&scratch, &missing, &[], LEGACY);
+    for _ in 0..2 {
+        let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
+        assert_eq!(body["retryable"], false, "{body:#}");
+        let cause = body["cause"].as_str().unwrap();
+        assert!(cause.contains("could not start host"), "{cause}");
+        let hint = body["hint"].as_str().unwrap();
+        assert!(!hint.contains("retry shortly"), "{hint}");
+        assert!(hint.contains("ASP_BRIDGE_HOST_COMMAND"), "{hint}");
+        assert!(
+            body["untrustedText"]
+                .as_str()
+                .is_some_and(|t| t.contains("untrusted")),
+            "a failure carries the untrusted marker too: {body:#}"
+        );
+    }
+    assert_eq!(bridge.close().0, Some(0));
+}
+
+#[test]
+fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
+    let scratch = Scratch::new();
+    let host = fake(&scratch, "--hang-on host/queryInspect");
+    let mut bridge = Bridge::start(&scratch, &host, &[], LEGACY);
+    let body = assert_failed(
+        &bridge.call(
+            "asp_inspect",
+            json!({"request": {"kind": "fixture/graph"}, "timeoutMs": 1000}),
+        ),
+        "health",
+    )
+    .clone();
+    let cause = body["cause"].as_str().unwrap();
+    assert!(cause.contains("within 1000 ms"), "{cause}");
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
+
+#[test]
+fn argument_hints_follow_the_field() {
+    let scratch = workspace();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    let body = assert_failed(
+        &bridge.call("asp_diagnostics", json!({"limit": 0})),
+        "input",
+    )
+    .clone();
+    let hint = body["hint"].as_str().unwrap();
+    assert!(!hint.contains("paths"), "a limit is no path: {hint}");
+    let body = assert_failed(
+        &bridge.call("asp_diagnostics", json!({"paths": ["../x"]})),
+        "input",
+    )
+    .clone();
+    let hint = body["hint"].as_str().unwrap();
+    assert!(hint.contains("relative to the workspace root"), "{hint}");
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
+
+/// The next frame on stdout whose `id` is `id`.
+fn frame_with_id(bridge: &Bridge, id: &Value) -> Value {
+    loop {
+        let line = bridge
+            .lines
+            .recv_timeout(ANSWER)
+            .unwrap_or_else(|_| panic!("no frame with id {id}; stderr: {}", bridge.stderr()));
+        let frame: Value = serde_json::from_str(&line).expect("stdout carries JSON frames");
+        if &frame["id"] == id {
+            return frame;
+        }
+    }
+}
+
+fn send_line(bridge: &mut Bridge, line: &[u8]) {
+    let stdin = bridge.stdin.as_mut().expect("stdin open");
+    stdin.write_all(line).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+}
+
+#[test]
+fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
+    let scratch = Scratch::new();
+    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    send_line(&mut bridge, b"this is not json");
+    let error = frame_with_id(&bridge, &Value::Null);
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    send_line(&mut bridge, &vec![b'x'; 5 * 1024 * 1024]);
+    let error = frame_with_id(&bridge, &Value::Null);
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    for (id, params) in [
+        (json!(901), json!({"name": "asp_status", "arguments": [1]})),
+        (json!("a"), json!({"name": "asp_status", "arguments": "x"})),
+        (json!(902), json!([])),
+    ] {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        send_line(&mut bridge, request.to_string().as_bytes());
+        let error = frame_with_id(&bridge, &id);
+        assert_eq!(error["error"]["code"], -32602, "{error}");
+    }
+    assert_ok(&bridge.call("asp_status", json!({})));
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
