@@ -1,0 +1,233 @@
+//! What the host accepts from a provider's `check/evaluate`: a schema-valid Assessment with no
+//! host-owned field at any depth, whose `validAsOf` equals what the host asked for (baseline,
+//! changeset digest, and the set of blobs the provider read). Anything else is degraded coverage.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::schema::{self, Shape};
+
+/// Fields only a host may write; a provider answer carrying one anywhere is malformed.
+pub(crate) const HOST_OWNED: &[&str] = &[
+    "decision",
+    "pass",
+    "verdict",
+    "authority",
+    "assurance",
+    "transactionGuarantee",
+    "applyReceipt",
+    "receipt",
+    "policyDigest",
+    "policyRef",
+    "policyReference",
+    "authorityEvidence",
+    "hostDecision",
+    "applyAttempt",
+    "applyResult",
+    "disposition",
+    "shellCommand",
+];
+
+/// What the host asked the provider for.
+#[derive(Debug)]
+pub(crate) struct Expected<'a> {
+    pub(crate) baseline: &'a Value,
+    pub(crate) changeset_digest: &'a str,
+    /// Blobs the host served to the provider during this request.
+    pub(crate) blobs_read: &'a BTreeSet<String>,
+}
+
+/// Why an answer was not accepted, as a coverage degradation reason and detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rejection {
+    pub(crate) reason: &'static str,
+    pub(crate) detail: String,
+}
+
+/// A checked Assessment: its status and the document.
+#[derive(Clone, Debug)]
+pub(crate) struct Accepted {
+    pub(crate) status: String,
+    pub(crate) assessment: Value,
+}
+
+/// Checks one answer. `Ok` for every well-formed, fresh Assessment whatever its status (the
+/// caller maps non-complete statuses to degradation but may still show their diagnostics).
+pub(crate) fn accept(answer: &Value, expected: &Expected<'_>) -> Result<Accepted, Rejection> {
+    if let Some(path) = host_owned_field(answer, "") {
+        return Err(Rejection {
+            reason: "malformed",
+            detail: format!("the assessment carries the host-owned field {path}"),
+        });
+    }
+    if let Err(e) = schema::check(Shape::Assessment, answer) {
+        return Err(Rejection {
+            reason: "malformed",
+            detail: format!("the assessment does not match check-assessment.schema.json: {e}"),
+        });
+    }
+    let valid = &answer["validAsOf"];
+    if &valid["baseline"] != expected.baseline {
+        return Err(stale(
+            "its validAsOf.baseline is not the baseline the host sent",
+        ));
+    }
+    if valid["changesetDigest"].as_str() != Some(expected.changeset_digest) {
+        return Err(stale(
+            "its validAsOf.changesetDigest is not the digest of the changeset the host sent",
+        ));
+    }
+    let reported: BTreeSet<String> = valid["blobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    if &reported != expected.blobs_read {
+        return Err(stale(&format!(
+            "its validAsOf.blobs ({} blobs) are not the {} blobs it read from the host",
+            reported.len(),
+            expected.blobs_read.len()
+        )));
+    }
+    Ok(Accepted {
+        status: answer["status"].as_str().unwrap_or_default().to_owned(),
+        assessment: answer.clone(),
+    })
+}
+
+fn stale(detail: &str) -> Rejection {
+    Rejection {
+        reason: "stale",
+        detail: format!("the assessment is stale: {detail}"),
+    }
+}
+
+/// The JSON path of the first host-owned key anywhere in `value`.
+pub(crate) fn host_owned_field(value: &Value, at: &str) -> Option<String> {
+    match value {
+        Value::Object(map) => map.iter().find_map(|(key, inner)| {
+            let path = format!("{at}/{key}");
+            if HOST_OWNED.contains(&key.as_str()) {
+                Some(path)
+            } else {
+                host_owned_field(inner, &path)
+            }
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, inner)| host_owned_field(inner, &format!("{at}/{i}"))),
+        _ => None,
+    }
+}
+
+/// The degradation reason of a non-complete status.
+pub(crate) fn status_reason(status: &str) -> Option<&'static str> {
+    match status {
+        "complete" => None,
+        "incomplete" => Some("incomplete"),
+        "unsupported" => Some("unsupported"),
+        "cancelled" => Some("cancelled"),
+        _ => Some("error"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(crate) fn assessment(status: &str) -> Value {
+        json!({
+            "status": status,
+            "diagnostics": [{
+                "code": "fake/marker", "severity": "error", "source": "fake", "message": "m",
+                "location": {"path": "a.txt", "range": {"start": {"line": 0, "char": 0}, "end": {"line": 0, "char": 4}}},
+                "fingerprint": "f1"
+            }],
+            "coverage": {
+                "requested": {"scope": "changeset", "diagnosticSources": ["fake"], "rules": [], "comparison": "all"},
+                "covered": {"scope": "changeset", "diagnosticSources": ["fake"], "rules": [], "comparison": "all"},
+                "degraded": [], "unsupported": [], "exhaustive": true, "truncated": false
+            },
+            "validAsOf": {"baseline": {"rev": "git:tree:1"}, "changesetDigest": "sha256:c", "blobs": ["blob:sha256:aa"]},
+            "provider": {"id": "fake", "version": "1", "configDigest": "sha256:0", "capabilityVersion": "check/1.0"},
+            "timing": {"elapsedMs": 1},
+            "cache": {"status": "disabled"}
+        })
+    }
+
+    fn expect(answer: &Value) -> Result<Accepted, Rejection> {
+        let baseline = json!({"rev": "git:tree:1"});
+        let blobs: BTreeSet<String> = ["blob:sha256:aa".to_owned()].into();
+        accept(
+            answer,
+            &Expected {
+                baseline: &baseline,
+                changeset_digest: "sha256:c",
+                blobs_read: &blobs,
+            },
+        )
+    }
+
+    #[test]
+    fn a_fresh_well_formed_assessment_is_accepted_whatever_its_status() {
+        for status in [
+            "complete",
+            "incomplete",
+            "unsupported",
+            "error",
+            "cancelled",
+        ] {
+            assert_eq!(expect(&assessment(status)).unwrap().status, status);
+        }
+        assert_eq!(status_reason("incomplete"), Some("incomplete"));
+        assert_eq!(status_reason("complete"), None);
+    }
+
+    #[test]
+    fn host_owned_fields_are_malformed_at_any_depth() {
+        let mut top = assessment("complete");
+        top["decision"] = json!("allow");
+        assert_eq!(expect(&top).unwrap_err().reason, "malformed");
+        let mut nested = assessment("complete");
+        nested["diagnostics"][0]["fix"] =
+            json!({"editRef": "x", "args": {"deep": [{"verdict": "pass"}]}});
+        let err = expect(&nested).unwrap_err();
+        assert_eq!(err.reason, "malformed");
+        assert!(
+            err.detail
+                .contains("/diagnostics/0/fix/args/deep/0/verdict"),
+            "{}",
+            err.detail
+        );
+    }
+
+    #[test]
+    fn schema_invalid_answers_are_malformed() {
+        let mut bad = assessment("complete");
+        bad.as_object_mut().unwrap().remove("validAsOf");
+        assert_eq!(expect(&bad).unwrap_err().reason, "malformed");
+        assert_eq!(expect(&json!("complete")).unwrap_err().reason, "malformed");
+    }
+
+    #[test]
+    fn valid_as_of_is_compared_by_equality() {
+        for (pointer, value) in [
+            ("/validAsOf/baseline", json!({"rev": "git:tree:2"})),
+            ("/validAsOf/changesetDigest", json!("sha256:other")),
+            ("/validAsOf/blobs", json!([])),
+            (
+                "/validAsOf/blobs",
+                json!(["blob:sha256:aa", "blob:sha256:bb"]),
+            ),
+        ] {
+            let mut stale = assessment("complete");
+            *stale.pointer_mut(pointer).unwrap() = value;
+            assert_eq!(expect(&stale).unwrap_err().reason, "stale", "{pointer}");
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! The trusted configuration: which providers the host may start, and how.
+//!
+//! Only this file (or the built-in defaults) ever names a program to run; repository files never do.
+//! It is found at `--config FILE` or `ASP_BRIDGE_CONFIG`, else `$XDG_CONFIG_HOME/asp-bridge/host.toml`,
+//! else `~/.config/asp-bridge/host.toml`; a missing default file means the defaults (the built-in
+//! hygiene provider only). Every error names the file, the line and the key.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use toml::Spanned;
+
+use crate::error::{Error, Result};
+
+/// The id of the built-in hygiene provider.
+pub const HYGIENE_ID: &str = "hygiene";
+/// Deadline of one `check/evaluate` when the configuration names none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Largest configuration file read, in bytes.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// A call site of the outer seam.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallSite {
+    Interactive,
+    Gate,
+    Sweep,
+}
+
+impl CallSite {
+    pub const ALL: [CallSite; 3] = [CallSite::Interactive, CallSite::Gate, CallSite::Sweep];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallSite::Interactive => "interactive",
+            CallSite::Gate => "gate",
+            CallSite::Sweep => "sweep",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<CallSite> {
+        CallSite::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+}
+
+/// The inner-seam protocol a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// `asp/1.0`: enrolled directly.
+    V1_0,
+    /// `asp/0.1`: accepted in configuration; enrollment is refused (state `incompatible`) until a
+    /// compatibility layer maps it.
+    V0_1,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::V1_0 => "asp/1.0",
+            Protocol::V0_1 => "asp/0.1",
+        }
+    }
+}
+
+/// One provider the host may start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderSpec {
+    pub id: String,
+    /// Program and arguments; never a shell string.
+    pub command: Vec<String>,
+    pub protocol: Protocol,
+    /// Call sites whose decisions need this provider.
+    pub required_for: Vec<CallSite>,
+    pub timeout: Duration,
+    /// Passed to the provider with every `check/evaluate`.
+    pub configuration: Option<Value>,
+    /// Read globs the provider may be granted (its request is narrowed to these).
+    pub read: Vec<String>,
+    /// The built-in hygiene provider.
+    pub builtin: bool,
+}
+
+/// The whole trusted configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// The file it came from; `None` for the defaults.
+    pub source: Option<PathBuf>,
+    pub providers: Vec<ProviderSpec>,
+}
+
+/// Where the configuration is: the flag (or `ASP_BRIDGE_CONFIG`, which the CLI folds into it),
+/// else the XDG location, else `~/.config`. The bool says whether it was named explicitly.
+pub fn locate(explicit: Option<&Path>) -> Option<(PathBuf, bool)> {
+    if let Some(path) = explicit {
+        return Some((path.to_path_buf(), true));
+    }
+    let xdg =
+        std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty() && Path::new(v).is_absolute());
+    let base = match xdg {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".config"),
+    };
+    Some((base.join("asp-bridge").join("host.toml"), false))
+}
+
+impl Config {
+    /// Loads the configuration `locate` finds; `hygiene_command` is how the built-in provider is
+    /// started (this executable with `provider hygiene`). Blocking.
+    pub fn load(explicit: Option<&Path>, hygiene_command: Vec<String>) -> Result<Config> {
+        match locate(explicit) {
+            Some((path, explicit)) => match read_capped(&path) {
+                Ok(text) => Config::parse(&text, &path, hygiene_command),
+                Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(Config::defaults(hygiene_command))
+                }
+                Err(e) => Err(Error::Config {
+                    file: path.display().to_string(),
+                    line: 0,
+                    key: "-".into(),
+                    message: format!("cannot read the configuration: {e}"),
+                }),
+            },
+            None => Ok(Config::defaults(hygiene_command)),
+        }
+    }
+
+    /// The configuration when there is no file: the hygiene provider alone.
+    pub fn defaults(hygiene_command: Vec<String>) -> Config {
+        Config {
+            source: None,
+            providers: vec![hygiene(hygiene_command, &RawHygiene::default())],
+        }
+    }
+
+    /// Parses the text of `file`.
+    pub fn parse(text: &str, file: &Path, hygiene_command: Vec<String>) -> Result<Config> {
+        let fail = |span: Option<Range<usize>>, key: &str, message: String| Error::Config {
+            file: file.display().to_string(),
+            line: span.map_or(0, |s| line_of(text, s.start)),
+            key: key.to_owned(),
+            message,
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let key = key_of(e.message()).unwrap_or_else(|| key_at(text, e.span()));
+            fail(e.span(), &key, first_line(e.message()))
+        })?;
+        let mut providers = Vec::new();
+        let hygiene_raw = raw.hygiene.map(Spanned::into_inner).unwrap_or_default();
+        if hygiene_raw.enabled.as_ref().is_none_or(|e| *e.get_ref()) {
+            let mut spec = hygiene(hygiene_command, &hygiene_raw);
+            if let Some(sites) = &hygiene_raw.required_for {
+                spec.required_for = call_sites(sites)
+                    .map_err(|m| fail(Some(sites.span()), "hygiene.required-for", m))?;
+            }
+            if let Some(ms) = &hygiene_raw.timeout_ms {
+                spec.timeout =
+                    timeout(ms).map_err(|m| fail(Some(ms.span()), "hygiene.timeout-ms", m))?;
+            }
+            providers.push(spec);
+        }
+        for (index, entry) in raw.provider.unwrap_or_default().into_iter().enumerate() {
+            let at = |key: &str| format!("provider[{index}].{key}");
+            let entry = entry.into_inner();
+            let id = entry.id.get_ref().trim().to_owned();
+            if id.is_empty() || id.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                return Err(fail(
+                    Some(entry.id.span()),
+                    &at("id"),
+                    "must be a non-empty word".into(),
+                ));
+            }
+            if providers.iter().any(|p: &ProviderSpec| p.id == id) {
+                return Err(fail(
+                    Some(entry.id.span()),
+                    &at("id"),
+                    format!("the id `{id}` is used twice"),
+                ));
+            }
+            let command = entry.command.get_ref().clone();
+            if command.first().is_none_or(|p| p.trim().is_empty()) {
+                return Err(fail(
+                    Some(entry.command.span()),
+                    &at("command"),
+                    "must be a non-empty array: the program, then its arguments".into(),
+                ));
+            }
+            let protocol = match entry.protocol.as_ref().map(|p| p.get_ref().as_str()) {
+                None | Some("asp/1.0") => Protocol::V1_0,
+                Some("asp/0.1") => Protocol::V0_1,
+                Some(other) => {
+                    return Err(fail(
+                        entry.protocol.as_ref().map(Spanned::span),
+                        &at("protocol"),
+                        format!("unknown protocol `{other}`: expected \"asp/1.0\" or \"asp/0.1\""),
+                    ));
+                }
+            };
+            let required_for = match &entry.required_for {
+                Some(sites) => call_sites(sites)
+                    .map_err(|m| fail(Some(sites.span()), &at("required-for"), m))?,
+                None => Vec::new(),
+            };
+            let timeout = match &entry.timeout_ms {
+                Some(ms) => timeout(ms).map_err(|m| fail(Some(ms.span()), &at("timeout-ms"), m))?,
+                None => DEFAULT_TIMEOUT,
+            };
+            let configuration = match entry.configuration {
+                Some(c) if !c.get_ref().is_object() => {
+                    return Err(fail(
+                        Some(c.span()),
+                        &at("configuration"),
+                        "must be a table".into(),
+                    ));
+                }
+                Some(c) => Some(c.into_inner()),
+                None => None,
+            };
+            let read = entry
+                .read
+                .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner);
+            providers.push(ProviderSpec {
+                id,
+                command,
+                protocol,
+                required_for,
+                timeout,
+                configuration,
+                read,
+                builtin: false,
+            });
+        }
+        Ok(Config {
+            source: Some(file.to_path_buf()),
+            providers,
+        })
+    }
+}
+
+fn hygiene(command: Vec<String>, raw: &RawHygiene) -> ProviderSpec {
+    ProviderSpec {
+        id: HYGIENE_ID.to_owned(),
+        command,
+        protocol: Protocol::V1_0,
+        // Trusted by being built in: its errors (conflict markers, private keys) decide the
+        // advisory call sites unless the configuration says otherwise.
+        required_for: vec![CallSite::Interactive, CallSite::Sweep],
+        timeout: DEFAULT_TIMEOUT,
+        configuration: None,
+        read: raw
+            .read
+            .clone()
+            .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),
+        builtin: true,
+    }
+}
+
+fn call_sites(sites: &Spanned<Vec<String>>) -> Result<Vec<CallSite>, String> {
+    let mut out = Vec::new();
+    for site in sites.get_ref() {
+        let site = CallSite::parse(site).ok_or_else(|| {
+            format!("unknown call site `{site}`: expected interactive, gate or sweep")
+        })?;
+        if !out.contains(&site) {
+            out.push(site);
+        }
+    }
+    Ok(out)
+}
+
+fn timeout(ms: &Spanned<i64>) -> Result<Duration, String> {
+    match u64::try_from(*ms.get_ref()) {
+        Ok(ms @ 1..=3_600_000) => Ok(Duration::from_millis(ms)),
+        _ => Err("must be between 1 and 3600000 milliseconds".into()),
+    }
+}
+
+fn read_capped(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other("larger than 1 MiB"));
+    }
+    Ok(text)
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or(message).trim().to_owned()
+}
+
+/// The key serde named in its message (`unknown field `x``, `missing field `y``).
+fn key_of(message: &str) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    (message.starts_with("unknown field") || message.starts_with("missing field"))
+        .then(|| message[start..start + len].to_owned())
+}
+
+/// The key written on the line of `span` (`key = …`), or the table header there.
+fn key_at(text: &str, span: Option<Range<usize>>) -> String {
+    let Some(span) = span else { return "-".into() };
+    let start = text[..span.start.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or_default();
+    match line.split_once('=') {
+        Some((key, _)) => key.trim().to_owned(),
+        None => line.trim().trim_matches(['[', ']']).to_owned(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    hygiene: Option<Spanned<RawHygiene>>,
+    provider: Option<Vec<Spanned<RawProvider>>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawHygiene {
+    enabled: Option<Spanned<bool>>,
+    required_for: Option<Spanned<Vec<String>>>,
+    timeout_ms: Option<Spanned<i64>>,
+    read: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawProvider {
+    id: Spanned<String>,
+    command: Spanned<Vec<String>>,
+    protocol: Option<Spanned<String>>,
+    required_for: Option<Spanned<Vec<String>>>,
+    timeout_ms: Option<Spanned<i64>>,
+    configuration: Option<Spanned<Value>>,
+    read: Option<Spanned<Vec<String>>>,
+}
+
+#[cfg(test)]
+mod tests;

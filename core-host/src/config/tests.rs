@@ -1,0 +1,136 @@
+//! The configuration format of the issue, and errors that name file, line and key.
+
+use super::*;
+use serde_json::json;
+
+fn exe() -> Vec<String> {
+    vec![
+        "/usr/bin/asp-bridge".into(),
+        "provider".into(),
+        "hygiene".into(),
+    ]
+}
+
+fn parse(text: &str) -> Result<Config> {
+    Config::parse(
+        text,
+        Path::new("/home/u/.config/asp-bridge/host.toml"),
+        exe(),
+    )
+}
+
+fn error(text: &str) -> (usize, String, String) {
+    match parse(text).unwrap_err() {
+        Error::Config {
+            line, key, message, ..
+        } => (line, key, message),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn the_format_of_the_issue_is_read() {
+    let config = parse(
+        r#"
+[hygiene]
+enabled = true                          # the built-in provider; default true
+[[provider]]
+id = "opcore"
+command = ["node", "/opt/opcore/opcore-asp-provider.mjs", "--stdio"]
+protocol = "asp/1.0"                    # or "asp/0.1" (the opcore issue)
+required-for = ["interactive", "sweep"] # call sites whose decisions need it; default [] (optional)
+timeout-ms = 30000
+configuration = { checks = ["typescript.types"] }   # passed to the provider with check/evaluate
+read = ["src/**", "!**/.env*"]
+"#,
+    )
+    .unwrap();
+    assert_eq!(config.providers.len(), 2);
+    let hygiene = &config.providers[0];
+    assert_eq!((hygiene.id.as_str(), hygiene.builtin), ("hygiene", true));
+    assert_eq!(hygiene.command, exe());
+    let opcore = &config.providers[1];
+    assert_eq!(opcore.id, "opcore");
+    assert_eq!(opcore.command[0], "node");
+    assert_eq!(opcore.protocol, Protocol::V1_0);
+    assert_eq!(
+        opcore.required_for,
+        [CallSite::Interactive, CallSite::Sweep]
+    );
+    assert_eq!(opcore.timeout, Duration::from_secs(30));
+    assert_eq!(
+        opcore.configuration,
+        Some(json!({"checks": ["typescript.types"]}))
+    );
+    assert_eq!(opcore.read, ["src/**", "!**/.env*"]);
+}
+
+#[test]
+fn defaults_enroll_the_hygiene_provider_and_a_provider_is_optional_by_default() {
+    let config = parse("[[provider]]\nid = \"x\"\ncommand = [\"x\"]\n").unwrap();
+    assert_eq!(config.providers[0].id, HYGIENE_ID);
+    assert!(config.providers[1].required_for.is_empty());
+    assert_eq!(config.providers[1].protocol, Protocol::V1_0);
+    assert_eq!(config.providers[1].read, ["**"]);
+    assert_eq!(Config::defaults(exe()).providers.len(), 1);
+}
+
+#[test]
+fn hygiene_can_be_turned_off_and_asp_0_1_is_accepted() {
+    let config = parse("[hygiene]\nenabled = false\n[[provider]]\nid = \"o\"\ncommand = [\"node\"]\nprotocol = \"asp/0.1\"\n").unwrap();
+    assert_eq!(config.providers.len(), 1);
+    assert_eq!(config.providers[0].protocol, Protocol::V0_1);
+}
+
+#[test]
+fn errors_name_the_line_and_the_key() {
+    assert_eq!(error("[hygiene]\nenabled = \"yes\"\n").0, 2);
+    assert_eq!(error("[hygiene]\nenabled = \"yes\"\n").1, "enabled");
+    let (line, key, message) = error("[[provider]]\nid = \"a\"\ncommand = [\"a\"]\ntimeout = 5\n");
+    assert_eq!((line, key.as_str()), (4, "timeout"), "{message}");
+    let (line, key, _) = error("[[provider]]\nid = \"a\"\n\ncommand = []\n");
+    assert_eq!((line, key.as_str()), (4, "provider[0].command"));
+    let (line, key, message) =
+        error("[[provider]]\nid = \"a\"\ncommand = [\"a\"]\nprotocol = \"asp/2\"\n");
+    assert_eq!(
+        (line, key.as_str()),
+        (4, "provider[0].protocol"),
+        "{message}"
+    );
+    let (line, key, _) =
+        error("[[provider]]\nid = \"a\"\ncommand = [\"a\"]\nrequired-for = [\"ci\"]\n");
+    assert_eq!((line, key.as_str()), (4, "provider[0].required-for"));
+    let (line, key, _) = error("[[provider]]\nid = \"hygiene\"\ncommand = [\"a\"]\n");
+    assert_eq!((line, key.as_str()), (2, "provider[0].id"));
+    let (line, key, _) = error("[[provider]]\nid = \"a\"\ncommand = [\"a\"]\ntimeout-ms = 0\n");
+    assert_eq!((line, key.as_str()), (4, "provider[0].timeout-ms"));
+    let (line, key, _) = error("[[provider]]\nid = \"a\"\n");
+    assert_eq!((line, key.as_str()), (1, "command"));
+    assert_eq!(error("x = [\n").0, 1);
+}
+
+#[test]
+fn the_message_names_the_file() {
+    let err = parse("[hygiene]\nenabled = 1\n").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("/home/u/.config/asp-bridge/host.toml:2: enabled: "),
+        "{text}"
+    );
+    assert_eq!(err.fail_class(), bridge_core::FailClass::Input);
+}
+
+#[test]
+fn an_explicit_file_must_exist_and_a_default_one_may_be_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.toml");
+    assert!(Config::load(Some(&missing), exe()).is_err());
+    let config_file = dir.path().join("host.toml");
+    std::fs::write(&config_file, "[hygiene]\nenabled = false\n").unwrap();
+    assert!(
+        Config::load(Some(&config_file), exe())
+            .unwrap()
+            .providers
+            .is_empty()
+    );
+}

@@ -1,0 +1,268 @@
+//! Decisions as the Core profile states them (`11-core-profile.md`, "Decision Rules").
+//!
+//! `allow` only when every required entry ran fresh, complete, well-formed and authorized, nothing
+//! required is degraded, and no authorized gating finding remains; `deny` when such coverage finds
+//! an error (reported as `blocking-diagnostic` too); `indeterminate` otherwise. A `gate` call site
+//! is always `indeterminate` with `insufficient-assurance`: this host is advisory. Optional
+//! degradation stays visible as `optional-degraded` without changing the decision.
+
+use std::collections::BTreeSet;
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use crate::assessment;
+use crate::config::CallSite;
+use crate::receipt::{self, Degradation, HOST_NAME, ReceiptInput};
+
+/// Cap on the findings of one decision; past it the rest are counted in a degradation.
+const MAX_FINDINGS: usize = 10_000;
+
+/// One coverage entry: a requirement (or a provider the configuration enrolled) and its outcome.
+#[derive(Clone, Debug)]
+pub(crate) struct Item {
+    /// The entry in `coverage.required` / `coverage.ran`.
+    pub(crate) requirement: String,
+    pub(crate) provider: String,
+    pub(crate) required: bool,
+    /// Whether an authority grant covers this provider for this requirement.
+    pub(crate) authorized: bool,
+    /// `authorityEvidence` of the provider for this requirement.
+    pub(crate) authority: Value,
+    /// `providerProvenance` when the provider was initialized.
+    pub(crate) provenance: Option<Value>,
+    pub(crate) outcome: Outcome,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Outcome {
+    /// A fresh, well-formed, complete Assessment.
+    Ran(Value),
+    /// Did not satisfy coverage; a well-formed fresh Assessment of another status is kept for
+    /// its diagnostics.
+    Degraded {
+        reason: &'static str,
+        detail: String,
+        state: Option<&'static str>,
+        assessment: Option<Value>,
+    },
+}
+
+/// The request being decided.
+#[derive(Debug)]
+pub(crate) struct Request<'a> {
+    pub(crate) call_site: CallSite,
+    pub(crate) request_digest: String,
+    pub(crate) changeset_digest: &'a str,
+    pub(crate) policy_digest: &'a str,
+    pub(crate) baseline: &'a Value,
+    pub(crate) started: SystemTime,
+    /// Degradations of the request itself (stale changeset, invalid policy, …).
+    pub(crate) host_degraded: Vec<Degradation>,
+}
+
+/// The decision envelope (`verdict.schema.json`) for `request` given its coverage `items`.
+pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
+    let mut degraded = request.host_degraded.clone();
+    if request.call_site == CallSite::Gate {
+        degraded.push(Degradation {
+            capability: Some("check"),
+            ..Degradation::new(
+                HOST_NAME,
+                "insufficient-assurance",
+                "the gate call site needs gated assurance; this embedded host achieves advisory only (providers run without a sandbox)",
+            )
+        });
+    }
+    let mut required = Vec::new();
+    let mut ran = Vec::new();
+    let mut findings = Vec::new();
+    let mut blocking: BTreeSet<String> = BTreeSet::new();
+    let mut blobs: BTreeSet<String> = BTreeSet::new();
+    let mut authority = Vec::new();
+    let mut provenance = Vec::new();
+    let mut dropped = 0usize;
+    for item in items {
+        if item.required && !required.contains(&item.requirement) {
+            required.push(item.requirement.clone());
+        }
+        if let Some(p) = &item.provenance {
+            provenance.push(p.clone());
+        }
+        let (assessment, complete) = match &item.outcome {
+            Outcome::Ran(a) => (Some(a), true),
+            Outcome::Degraded {
+                reason,
+                detail,
+                state,
+                assessment,
+            } => {
+                degraded.push(degradation(item, reason, detail, *state));
+                (assessment.as_ref(), false)
+            }
+        };
+        let Some(assessment) = assessment else {
+            continue;
+        };
+        if complete && !ran.contains(&item.requirement) {
+            ran.push(item.requirement.clone());
+        }
+        authority.push(item.authority.clone());
+        for blob in assessment["validAsOf"]["blobs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            blobs.insert(blob.to_owned());
+        }
+        for diagnostic in assessment["diagnostics"].as_array().into_iter().flatten() {
+            let gating =
+                complete && item.required && item.authorized && diagnostic["severity"] == "error";
+            if gating {
+                blocking.insert(item.requirement.clone());
+            }
+            if findings.len() < MAX_FINDINGS {
+                findings.push(finding(item, diagnostic, gating));
+            } else {
+                dropped += 1;
+            }
+        }
+    }
+    if dropped > 0 {
+        degraded.push(Degradation::new(
+            HOST_NAME,
+            "incomplete",
+            format!("{dropped} more findings were left out of this decision"),
+        ));
+    }
+    let required_degraded = degraded.iter().any(|d| d.reason != "optional-degraded");
+    let decision = if required_degraded {
+        "indeterminate"
+    } else if !blocking.is_empty() {
+        for requirement in &blocking {
+            degraded.push(Degradation {
+                requirement: Some(requirement.clone()),
+                capability: Some("check"),
+                ..Degradation::new(
+                    requirement,
+                    "blocking-diagnostic",
+                    "required coverage found an error-severity finding",
+                )
+            });
+        }
+        "deny"
+    } else {
+        "allow"
+    };
+    let exhaustive = degraded.is_empty() && required.iter().all(|r| ran.contains(r));
+    let degraded: Vec<Value> = degraded.iter().map(Degradation::to_value).collect();
+    let coverage = json!({
+        "exhaustive": exhaustive,
+        "required": required,
+        "enrolled": required,
+        "ran": ran,
+        "degraded": degraded,
+    });
+    let valid_as_of = json!({"rev": request.baseline["rev"], "blobs": blobs});
+    let provider_ids: Vec<String> = items.iter().map(|i| i.provider.clone()).collect();
+    let receipt = receipt::receipt(ReceiptInput {
+        kind: "evaluate",
+        capability_family: "check",
+        call_site: Some(request.call_site),
+        request_digest: request.request_digest.clone(),
+        changeset_digest: Some(request.changeset_digest),
+        provider_ids,
+        provenance,
+        policy_digest: request.policy_digest,
+        baseline: request.baseline,
+        valid_as_of: valid_as_of.clone(),
+        coverage: coverage.clone(),
+        authority: authority.clone(),
+        failures: degraded.clone(),
+        started: request.started,
+    });
+    json!({
+        "pass": decision == "allow",
+        "decision": decision,
+        "callSite": request.call_site.as_str(),
+        "requestDigest": request.request_digest,
+        "changesetDigest": request.changeset_digest,
+        "findings": findings,
+        "coverage": coverage,
+        "policyDigest": request.policy_digest,
+        "authorityEvidence": authority,
+        "validAsOf": valid_as_of,
+        "assurance": receipt::assurance(),
+        "receipt": receipt,
+    })
+}
+
+fn degradation(
+    item: &Item,
+    reason: &'static str,
+    detail: &str,
+    state: Option<&'static str>,
+) -> Degradation {
+    let (reason, detail) = if item.required {
+        (reason, detail.to_owned())
+    } else {
+        ("optional-degraded", format!("{reason}: {detail}"))
+    };
+    Degradation {
+        requirement: Some(item.requirement.clone()),
+        capability: Some("check"),
+        provider_state: state,
+        ..Degradation::new(&item.provider, reason, detail)
+    }
+}
+
+/// A finding: the diagnostic with its source stamped by the host, authority and disposition.
+fn finding(item: &Item, diagnostic: &Value, gating: bool) -> Value {
+    let mut diagnostic = diagnostic.clone();
+    diagnostic["source"] = json!(item.provider);
+    let (next_step, origin) = match (
+        diagnostic["help"].as_str(),
+        diagnostic["codeDescription"]["href"].as_str(),
+    ) {
+        (Some(help), _) if !help.trim().is_empty() => (help.to_owned(), "server"),
+        (_, Some(href)) => (format!("see {href}"), "server"),
+        _ => (
+            format!(
+                "fix the {} finding reported by {} in {}",
+                diagnostic["code"].as_str().unwrap_or("reported"),
+                item.provider,
+                diagnostic["location"]["path"]
+                    .as_str()
+                    .unwrap_or("the changeset")
+            ),
+            "synthesized",
+        ),
+    };
+    json!({
+        "diagnostic": diagnostic,
+        "authority": item.authority,
+        "disposition": if gating { "gating" } else { "advisory" },
+        "nextStep": next_step,
+        "nextStepOrigin": origin,
+    })
+}
+
+/// An `Item` outcome for a checked answer: complete runs, any other status degrades.
+pub(crate) fn outcome_of(accepted: assessment::Accepted) -> Outcome {
+    match assessment::status_reason(&accepted.status) {
+        None => Outcome::Ran(accepted.assessment),
+        Some(reason) => Outcome::Degraded {
+            reason,
+            detail: format!(
+                "the provider returned an assessment with status {}",
+                accepted.status
+            ),
+            state: Some("active"),
+            assessment: Some(accepted.assessment),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,275 @@
+//! The workspace as the host sees it: the git baseline, working-tree reads and baseline blobs.
+//!
+//! The baseline is `git:tree:<HEAD^{tree}>` with the time it was stamped, restamped when `HEAD`
+//! moves. Workspace content is hostile: files are read without following symlinks (a symlink is the
+//! blob of its target bytes, as git stores it), only regular files are read, every read is capped,
+//! and nothing here runs on an async thread (callers use `spawn_blocking`). Blob ids are
+//! `blob:sha256:<hex of the raw bytes>`.
+
+mod git;
+mod intake;
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+pub(crate) use intake::{Intake, intake};
+
+use crate::error::{Error, Result};
+use crate::json;
+
+/// Largest blob whose bytes are kept and served, in bytes; larger ones are hashed, not served.
+pub(crate) const MAX_BLOB: usize = 8 << 20;
+
+/// A host-issued baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Baseline {
+    /// The git tree id it names.
+    pub(crate) tree: String,
+    /// `{rev, stampedAt}` as sent on both seams.
+    pub(crate) value: Value,
+}
+
+impl Baseline {
+    pub(crate) fn rev(&self) -> &str {
+        self.value["rev"].as_str().unwrap_or_default()
+    }
+}
+
+/// Some bytes and their id; `bytes` is `None` past [`MAX_BLOB`].
+#[derive(Clone, Debug)]
+pub(crate) struct Blob {
+    pub(crate) id: String,
+    pub(crate) bytes: Option<Arc<Vec<u8>>>,
+}
+
+/// One file of the baseline tree.
+#[derive(Clone, Debug)]
+pub(crate) struct TreeEntry {
+    pub(crate) path: String,
+    pub(crate) oid: String,
+    pub(crate) symlink: bool,
+}
+
+/// The workspace root and what the host knows of its git state.
+pub(crate) struct Workspace {
+    root: PathBuf,
+    baseline: Mutex<Baseline>,
+    trees: Mutex<HashMap<String, Arc<Vec<TreeEntry>>>>,
+    /// git object id → ASP blob id, and back.
+    ids: Mutex<(HashMap<String, String>, HashMap<String, String>)>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl Workspace {
+    /// Opens `root`, which must be inside a git repository. Blocking.
+    pub(crate) fn open(root: &Path) -> Result<Workspace> {
+        git::run(root, &["rev-parse", "--git-dir"]).map_err(|e| {
+            Error::Input(format!(
+                "{} is not inside a git repository ({e})",
+                root.display()
+            ))
+        })?;
+        let tree = git::head_tree(root)?;
+        Ok(Workspace {
+            root: root.to_path_buf(),
+            baseline: Mutex::new(stamp(tree)),
+            trees: Mutex::new(HashMap::new()),
+            ids: Mutex::new((HashMap::new(), HashMap::new())),
+        })
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The last baseline issued, without asking git.
+    pub(crate) fn baseline(&self) -> Baseline {
+        self.baseline
+            .lock()
+            .map(|b| b.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
+    }
+
+    /// The baseline now: restamped when `HEAD`'s tree moved. The bool says whether it moved. Blocking.
+    pub(crate) fn refresh(&self) -> Result<(Baseline, bool)> {
+        let tree = git::head_tree(&self.root)?;
+        let mut current = self.baseline.lock().unwrap_or_else(|p| p.into_inner());
+        if current.tree == tree {
+            return Ok((current.clone(), false));
+        }
+        *current = stamp(tree);
+        tracing::info!(rev = current.rev(), "HEAD moved; baseline restamped");
+        Ok((current.clone(), true))
+    }
+
+    /// The bytes at `path` in the working tree. Blocking.
+    pub(crate) fn read_worktree(&self, path: &str) -> std::io::Result<Blob> {
+        read_no_follow(&self.root, path)
+    }
+
+    /// Every file of a baseline tree (cached per tree). Blocking.
+    pub(crate) fn tree(&self, tree: &str) -> Result<Arc<Vec<TreeEntry>>> {
+        if let Some(entries) = self.trees.lock().ok().and_then(|t| t.get(tree).cloned()) {
+            return Ok(entries);
+        }
+        let entries = Arc::new(git::list_tree(&self.root, tree)?);
+        if let Ok(mut trees) = self.trees.lock() {
+            if trees.len() > 4 {
+                trees.clear();
+            }
+            trees.insert(tree.to_owned(), entries.clone());
+        }
+        Ok(entries)
+    }
+
+    /// The entry at `path` in a baseline tree. Blocking.
+    pub(crate) fn tree_entry(&self, tree: &str, path: &str) -> Result<Option<TreeEntry>> {
+        Ok(self.tree(tree)?.iter().find(|e| e.path == path).cloned())
+    }
+
+    /// The blob of a git object (its bytes when within the cap). Blocking.
+    pub(crate) fn git_blob(&self, oid: &str) -> Result<Blob> {
+        let blob = git::cat_blob(&self.root, oid)?;
+        self.remember(oid, &blob.id);
+        Ok(blob)
+    }
+
+    /// The ASP blob id of a git object, hashing it on first use. Blocking.
+    pub(crate) fn blob_id_of(&self, oid: &str) -> Result<String> {
+        if let Some(id) = self.ids.lock().ok().and_then(|ids| ids.0.get(oid).cloned()) {
+            return Ok(id);
+        }
+        Ok(self.git_blob(oid)?.id)
+    }
+
+    /// The git object whose ASP blob id is `id`, if the host has hashed it.
+    pub(crate) fn oid_of(&self, id: &str) -> Option<String> {
+        self.ids.lock().ok().and_then(|ids| ids.1.get(id).cloned())
+    }
+
+    fn remember(&self, oid: &str, id: &str) {
+        if let Ok(mut ids) = self.ids.lock() {
+            if ids.0.len() > 200_000 {
+                ids.0.clear();
+                ids.1.clear();
+            }
+            ids.0.insert(oid.to_owned(), id.to_owned());
+            ids.1.insert(id.to_owned(), oid.to_owned());
+        }
+    }
+}
+
+fn stamp(tree: String) -> Baseline {
+    Baseline {
+        value: json!({"rev": format!("git:tree:{tree}"), "stampedAt": json::now_rfc3339()}),
+        tree,
+    }
+}
+
+/// Whether `path` is a plain relative path: no root, no `..`, no `.`, no empty segment, no NUL or
+/// backslash.
+pub(crate) fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains(['\0', '\\'])
+        && !path.starts_with('/')
+        && path
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+/// Reads `root/path` without following any symlink: every directory on the way must be a real
+/// directory; a final symlink gives its target bytes; anything but a regular file or a symlink is
+/// refused; the bytes are hashed as they stream and kept up to [`MAX_BLOB`].
+pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
+    use std::io::{Error as IoError, ErrorKind};
+    if !is_plain_relative(path) {
+        return Err(IoError::new(
+            ErrorKind::InvalidInput,
+            "not a plain relative path",
+        ));
+    }
+    let relative = Path::new(path);
+    let mut at = root.to_path_buf();
+    let mut components = relative.components().peekable();
+    while let Some(component) = components.next() {
+        let Component::Normal(name) = component else {
+            return Err(IoError::new(
+                ErrorKind::InvalidInput,
+                "not a plain relative path",
+            ));
+        };
+        at.push(name);
+        let meta = std::fs::symlink_metadata(&at)?;
+        if components.peek().is_some() && !meta.is_dir() {
+            return Err(IoError::new(
+                ErrorKind::InvalidInput,
+                "a directory on the path is a symlink or a file",
+            ));
+        }
+        if components.peek().is_none() && meta.file_type().is_symlink() {
+            use std::os::unix::ffi::OsStrExt as _;
+            let target = std::fs::read_link(&at)?;
+            return Ok(blob_of(target.as_os_str().as_bytes().to_vec()));
+        }
+    }
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&at)?;
+    if !file.metadata()?.is_file() {
+        return Err(IoError::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    hash_stream(file)
+}
+
+/// The blob of some bytes already in memory.
+pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
+    let id = format!("blob:sha256:{}", json::sha256_hex(&bytes));
+    let bytes = (bytes.len() <= MAX_BLOB).then(|| Arc::new(bytes));
+    Blob { id, bytes }
+}
+
+/// Hashes a stream to its end, keeping the bytes up to [`MAX_BLOB`].
+pub(crate) fn hash_stream(mut reader: impl std::io::Read) -> std::io::Result<Blob> {
+    let mut hasher = Sha256::new();
+    let mut kept = Vec::new();
+    let mut over = false;
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hasher.update(&buffer[..n]);
+        if !over {
+            if kept.len() + n > MAX_BLOB {
+                over = true;
+                kept = Vec::new();
+            } else {
+                kept.extend_from_slice(&buffer[..n]);
+            }
+        }
+    }
+    Ok(Blob {
+        id: format!("blob:sha256:{}", json::hex(&hasher.finalize())),
+        bytes: (!over).then(|| Arc::new(kept)),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,116 @@
+//! The few git commands the host runs: the `HEAD` tree, a tree listing and blob contents.
+//! Paths are data (`--literal-pathspecs`); nothing here writes to the repository.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::{Blob, TreeEntry, hash_stream};
+use crate::error::{Error, Result};
+
+/// git's empty tree, the baseline of a repository without commits.
+pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+fn command(repo: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .arg("--literal-pathspecs")
+        .arg("-C")
+        .arg(repo)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(Stdio::null());
+    command
+}
+
+pub(crate) fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let output = command(repo)
+        .args(args)
+        .output()
+        .map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(Error::Git(format!(
+            "git {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )))
+    }
+}
+
+/// The tree `HEAD` names, or the empty tree before the first commit.
+pub(crate) fn head_tree(repo: &Path) -> Result<String> {
+    match run(repo, &["rev-parse", "--verify", "--quiet", "HEAD^{tree}"]) {
+        Ok(out) => {
+            let tree = String::from_utf8_lossy(&out).trim().to_owned();
+            Ok(if tree.is_empty() {
+                EMPTY_TREE.to_owned()
+            } else {
+                tree
+            })
+        }
+        Err(_) => Ok(EMPTY_TREE.to_owned()),
+    }
+}
+
+/// Every blob entry of `tree` under the workspace (relative to it), submodules left out.
+pub(crate) fn list_tree(repo: &Path, tree: &str) -> Result<Vec<TreeEntry>> {
+    let out = run(repo, &["ls-tree", "-r", "-z", tree])?;
+    let mut entries = Vec::new();
+    for record in out.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let Some(tab) = record.iter().position(|&b| b == b'\t') else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&record[..tab]);
+        let mut fields = head.split(' ');
+        let (Some(mode), Some(kind), Some(oid)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if kind != "blob" {
+            continue;
+        }
+        let Ok(path) = std::str::from_utf8(&record[tab + 1..]) else {
+            tracing::debug!("baseline path that is not UTF-8 left out of the tree");
+            continue;
+        };
+        entries.push(TreeEntry {
+            path: path.to_owned(),
+            oid: oid.to_owned(),
+            symlink: mode == "120000",
+        });
+    }
+    Ok(entries)
+}
+
+/// The content of a git blob, hashed as it streams.
+pub(crate) fn cat_blob(repo: &Path, oid: &str) -> Result<Blob> {
+    if oid.is_empty() || !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Git(format!("not an object id: {oid:?}")));
+    }
+    let mut child = command(repo)
+        .args(["cat-file", "blob", oid])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| Error::Git("no stdout".into()))?;
+    let blob = hash_stream(stdout);
+    let mut stderr = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        let _ = (&mut err).take(4096).read_to_string(&mut stderr);
+    }
+    let status = child
+        .wait()
+        .map_err(|e| Error::Git(format!("git cat-file: {e}")))?;
+    if !status.success() {
+        return Err(Error::Git(format!(
+            "git cat-file {oid} failed: {}",
+            stderr.trim()
+        )));
+    }
+    blob.map_err(|e| Error::io("reading a git blob", e))
+}

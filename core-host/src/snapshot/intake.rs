@@ -1,0 +1,152 @@
+//! Changeset intake: blob ids are checked, not trusted. An `after` blob must hash to the working
+//! tree's bytes at its path, a `before` blob to the baseline's; anything else makes the changeset
+//! stale. The checked blobs become the request's blob set, the only changeset content a provider
+//! may read.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Baseline, Workspace, is_plain_relative};
+
+/// A blob a provider may read during one request, and the path it belongs to.
+#[derive(Clone, Debug)]
+pub(crate) struct ScopedBlob {
+    pub(crate) path: String,
+    /// `None` past the size cap (hashed, not served).
+    pub(crate) bytes: Option<Arc<Vec<u8>>>,
+}
+
+/// What intake found.
+#[derive(Debug, Default)]
+pub(crate) struct Intake {
+    pub(crate) blobs: HashMap<String, ScopedBlob>,
+    /// Why the changeset's blobs do not match the workspace (each a `stale` reason).
+    pub(crate) stale: Vec<String>,
+    /// Set when the changeset names another baseline than the host's current one.
+    pub(crate) stale_baseline: Option<String>,
+}
+
+/// Checks `changeset` (already schema-valid) against the workspace at `baseline`. `Err` is an
+/// input error (a path that is not a plain relative path). Blocking.
+pub(crate) fn intake(
+    workspace: &Workspace,
+    baseline: &Baseline,
+    changeset: &Value,
+) -> Result<Intake, String> {
+    let mut out = Intake::default();
+    let changes = changeset["changes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for change in changes {
+        for key in ["path", "from"] {
+            if let Some(path) = change[key].as_str() {
+                if !is_plain_relative(path) {
+                    return Err(format!(
+                        "changeset path {path:?} is not a plain relative path"
+                    ));
+                }
+            }
+        }
+    }
+    let rev = changeset["baseline"]["rev"].as_str().unwrap_or_default();
+    if rev != baseline.rev() {
+        out.stale_baseline = Some(format!(
+            "the changeset names baseline {rev:?}; the host's baseline is {:?}",
+            baseline.rev()
+        ));
+        return Ok(out);
+    }
+    let tree = match workspace.tree(&baseline.tree) {
+        Ok(tree) => tree,
+        Err(e) => {
+            out.stale
+                .push(format!("the baseline tree cannot be read: {e}"));
+            return Ok(out);
+        }
+    };
+    let index: HashMap<&str, &super::TreeEntry> =
+        tree.iter().map(|e| (e.path.as_str(), e)).collect();
+    for change in changes {
+        let path = change["path"].as_str().unwrap_or_default();
+        let kind = change["kind"].as_str().unwrap_or_default();
+        let before_path = change["from"]
+            .as_str()
+            .filter(|_| kind == "rename")
+            .unwrap_or(path);
+        if let Some(before) = change["before"].as_str() {
+            check_before(workspace, &index, before_path, before, &mut out);
+        }
+        match (kind, change["after"].as_str()) {
+            (_, Some(after)) => check_after(workspace, path, after, &mut out),
+            ("delete", None) => {
+                if workspace.read_worktree(path).is_ok() {
+                    out.stale.push(format!(
+                        "{path} is deleted in the changeset but present in the working tree"
+                    ));
+                }
+            }
+            ("rename", None) => {
+                if let Some(before) = change["before"].as_str() {
+                    check_after(workspace, path, before, &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn check_before(
+    workspace: &Workspace,
+    index: &HashMap<&str, &super::TreeEntry>,
+    path: &str,
+    claimed: &str,
+    out: &mut Intake,
+) {
+    let Some(entry) = index.get(path) else {
+        out.stale.push(format!(
+            "{path} is not in the baseline, but the changeset names a before blob"
+        ));
+        return;
+    };
+    match workspace.git_blob(&entry.oid) {
+        Ok(blob) if blob.id == claimed => {
+            out.blobs.insert(
+                blob.id,
+                ScopedBlob {
+                    path: path.to_owned(),
+                    bytes: blob.bytes,
+                },
+            );
+        }
+        Ok(_) => out.stale.push(format!(
+            "the before blob of {path} does not match the baseline"
+        )),
+        Err(e) => out.stale.push(format!(
+            "the baseline content of {path} cannot be read: {e}"
+        )),
+    }
+}
+
+fn check_after(workspace: &Workspace, path: &str, claimed: &str, out: &mut Intake) {
+    match workspace.read_worktree(path) {
+        Ok(blob) if blob.id == claimed => {
+            out.blobs.insert(
+                blob.id,
+                ScopedBlob {
+                    path: path.to_owned(),
+                    bytes: blob.bytes,
+                },
+            );
+        }
+        Ok(_) => out.stale.push(format!(
+            "the after blob of {path} does not match the working tree"
+        )),
+        Err(e) => out
+            .stale
+            .push(format!("{path} cannot be read from the working tree: {e}")),
+    }
+}

@@ -1,0 +1,148 @@
+//! Baselines, hostile workspace reads and changeset intake on real git repositories.
+
+use std::process::Command;
+
+use serde_json::json;
+
+use super::*;
+
+fn sh(repo: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    sh(dir.path(), &["init", "-q"]);
+    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
+    sh(dir.path(), &["add", "."]);
+    sh(dir.path(), &["commit", "-q", "-m", "base"]);
+    dir
+}
+
+fn id(bytes: &[u8]) -> String {
+    blob_of(bytes.to_vec()).id
+}
+
+#[test]
+fn the_baseline_names_the_head_tree_and_is_restamped_when_head_moves() {
+    let dir = repo();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let first = ws.baseline();
+    assert!(first.rev().starts_with("git:tree:"));
+    assert_eq!(ws.refresh().unwrap(), (first.clone(), false));
+    std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
+    sh(dir.path(), &["commit", "-q", "-am", "two"]);
+    let (second, moved) = ws.refresh().unwrap();
+    assert!(moved);
+    assert_ne!(second.rev(), first.rev());
+}
+
+#[test]
+fn an_empty_repository_has_the_empty_tree_and_a_plain_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(Workspace::open(dir.path()).is_err());
+    sh(dir.path(), &["init", "-q"]);
+    let ws = Workspace::open(dir.path()).unwrap();
+    assert_eq!(ws.baseline().rev(), format!("git:tree:{}", git::EMPTY_TREE));
+}
+
+#[test]
+fn symlinks_are_their_target_bytes_and_never_followed() {
+    let dir = repo();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "s3cret").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("dir")).unwrap();
+    let blob = read_no_follow(dir.path(), "link").unwrap();
+    assert_eq!(
+        blob.id,
+        id(outside.path().join("secret").to_str().unwrap().as_bytes())
+    );
+    assert!(
+        read_no_follow(dir.path(), "dir/secret").is_err(),
+        "a symlinked directory is not walked"
+    );
+    assert!(read_no_follow(dir.path(), "../x").is_err());
+    assert!(read_no_follow(dir.path(), "/etc/passwd").is_err());
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    assert!(
+        read_no_follow(dir.path(), "sub").is_err(),
+        "a directory is not a regular file"
+    );
+}
+
+#[test]
+fn large_files_are_hashed_but_not_kept() {
+    let dir = repo();
+    std::fs::write(dir.path().join("big"), vec![b'x'; MAX_BLOB + 1]).unwrap();
+    let blob = read_no_follow(dir.path(), "big").unwrap();
+    assert_eq!(blob.id, id(&vec![b'x'; MAX_BLOB + 1]));
+    assert!(blob.bytes.is_none());
+}
+
+#[test]
+fn intake_accepts_true_blob_ids_and_reports_every_mismatch_as_stale() {
+    let dir = repo();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let baseline = ws.baseline();
+    std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+    std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
+    let good = json!({"baseline": baseline.value, "changes": [
+        {"path": "a.txt", "kind": "modify", "before": id(b"old\n"), "after": id(b"new\n")},
+        {"path": "b.txt", "kind": "create", "after": id(b"b\n")},
+        {"path": "gone.txt", "kind": "delete", "before": id(b"bye\n")},
+    ]});
+    let found = intake(&ws, &baseline, &good).unwrap();
+    assert!(found.stale.is_empty(), "{:?}", found.stale);
+    assert_eq!(found.blobs.len(), 4);
+    assert_eq!(found.blobs[&id(b"new\n")].path, "a.txt");
+
+    let lying = json!({"baseline": baseline.value, "changes": [
+        {"path": "a.txt", "kind": "modify", "before": id(b"other\n"), "after": id(b"new\n")},
+        {"path": "b.txt", "kind": "create", "after": id(b"not b\n")},
+        {"path": "a.txt", "kind": "delete", "before": id(b"old\n")},
+    ]});
+    let found = intake(&ws, &baseline, &lying).unwrap();
+    assert_eq!(found.stale.len(), 3, "{:?}", found.stale);
+
+    let moved = json!({"baseline": {"rev": "git:tree:0000"}, "changes": []});
+    assert!(
+        intake(&ws, &baseline, &moved)
+            .unwrap()
+            .stale_baseline
+            .is_some()
+    );
+    let escaping = json!({"baseline": baseline.value, "changes": [{"path": "../x", "kind": "create", "after": id(b"")}]});
+    assert!(intake(&ws, &baseline, &escaping).is_err());
+}
+
+#[test]
+fn the_baseline_tree_lists_files_with_their_asp_blob_ids() {
+    let dir = repo();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let baseline = ws.baseline();
+    let tree = ws.tree(&baseline.tree).unwrap();
+    let paths: Vec<_> = tree.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["a.txt", "gone.txt"]);
+    let blob_id = ws.blob_id_of(&tree[0].oid).unwrap();
+    assert_eq!(blob_id, id(b"old\n"));
+    assert_eq!(ws.oid_of(&blob_id).as_deref(), Some(tree[0].oid.as_str()));
+}
