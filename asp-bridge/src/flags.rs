@@ -25,6 +25,8 @@ pub(crate) enum Command {
     Mcp(McpArgs),
     /// Serve host diagnostics as a language server over stdio.
     Lsp(LspArgs),
+    /// The embedded advisory ASP host (used when no other host is installed).
+    Host(EmbeddedHostArgs),
     /// Run a built-in ASP provider on stdio (the embedded host starts it).
     Provider(ProviderArgs),
 }
@@ -142,4 +144,27 @@ pub(crate) struct LspArgs {
     /// How long a document's open and save events settle before the host is asked, in milliseconds.
     #[arg(long, default_value_t = 250)]
     pub(crate) debounce_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EmbeddedHostArgs {
+    #[command(subcommand)]
+    pub(crate) command: EmbeddedHostCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum EmbeddedHostCommand {
+    /// Serve the ASP outer seam (Core profile, advisory only) on stdio for the workspace.
+    Serve(HostServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HostServeArgs {
+    /// Workspace root, inside a git repository (default: the current directory).
+    #[arg(long)]
+    pub(crate) repo: Option<PathBuf>,
+    /// Trusted configuration naming the providers to run (default:
+    /// `$XDG_CONFIG_HOME/asp-bridge/host.toml`, else `~/.config/asp-bridge/host.toml`).
+    #[arg(long, env = "ASP_BRIDGE_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
 }

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
             Command::Mcp(args) => commands::mcp::run(args).await.map(done),
             Command::Lsp(args) => commands::lsp::run(args).await,
             Command::Provider(args) => commands::provider::run(args).await.map(done),
+            Command::Host(args) => commands::host::run(args).await,
         }
     });
     // Background tasks (a host's stderr drain, a stuck writer) must not keep the process alive.
@@ -98,6 +99,8 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
         .chain()
         .find_map(|cause| {
             if let Some(e) = cause.downcast_ref::<bridge_core::Error>() {
+                Some(e.fail_class())
+            } else if let Some(e) = cause.downcast_ref::<core_host::Error>() {
                 Some(e.fail_class())
             } else if let Some(e) = cause.downcast_ref::<mcp_adapter::Error>() {
                 Some(e.fail_class())

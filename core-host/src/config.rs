@@ -19,6 +19,8 @@ use crate::error::{Error, Result};
 pub const HYGIENE_ID: &str = "hygiene";
 /// Deadline of one `check/evaluate` when the configuration names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Delay before the first restart of a failed provider when the configuration names none.
+pub const DEFAULT_RESTART_DELAY: Duration = Duration::from_millis(500);
 /// Largest configuration file read, in bytes.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
@@ -79,6 +81,8 @@ pub struct ProviderSpec {
     pub configuration: Option<Value>,
     /// Read globs the provider may be granted (its request is narrowed to these).
     pub read: Vec<String>,
+    /// Delay before the first restart after a failure; it doubles up to 30 s.
+    pub restart_delay: Duration,
     /// The built-in hygiene provider.
     pub builtin: bool,
 }
@@ -157,7 +161,7 @@ impl Config {
             }
             if let Some(ms) = &hygiene_raw.timeout_ms {
                 spec.timeout =
-                    timeout(ms).map_err(|m| fail(Some(ms.span()), "hygiene.timeout-ms", m))?;
+                    millis(ms).map_err(|m| fail(Some(ms.span()), "hygiene.timeout-ms", m))?;
             }
             providers.push(spec);
         }
@@ -204,7 +208,7 @@ impl Config {
                 None => Vec::new(),
             };
             let timeout = match &entry.timeout_ms {
-                Some(ms) => timeout(ms).map_err(|m| fail(Some(ms.span()), &at("timeout-ms"), m))?,
+                Some(ms) => millis(ms).map_err(|m| fail(Some(ms.span()), &at("timeout-ms"), m))?,
                 None => DEFAULT_TIMEOUT,
             };
             let configuration = match entry.configuration {
@@ -218,6 +222,12 @@ impl Config {
                 Some(c) => Some(c.into_inner()),
                 None => None,
             };
+            let restart_delay = match &entry.restart_delay_ms {
+                Some(ms) => {
+                    millis(ms).map_err(|m| fail(Some(ms.span()), &at("restart-delay-ms"), m))?
+                }
+                None => DEFAULT_RESTART_DELAY,
+            };
             let read = entry
                 .read
                 .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner);
@@ -229,6 +239,7 @@ impl Config {
                 timeout,
                 configuration,
                 read,
+                restart_delay,
                 builtin: false,
             });
         }
@@ -253,6 +264,7 @@ fn hygiene(command: Vec<String>, raw: &RawHygiene) -> ProviderSpec {
             .read
             .clone()
             .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),
+        restart_delay: DEFAULT_RESTART_DELAY,
         builtin: true,
     }
 }
@@ -270,7 +282,7 @@ fn call_sites(sites: &Spanned<Vec<String>>) -> Result<Vec<CallSite>, String> {
     Ok(out)
 }
 
-fn timeout(ms: &Spanned<i64>) -> Result<Duration, String> {
+fn millis(ms: &Spanned<i64>) -> Result<Duration, String> {
     match u64::try_from(*ms.get_ref()) {
         Ok(ms @ 1..=3_600_000) => Ok(Duration::from_millis(ms)),
         _ => Err("must be between 1 and 3600000 milliseconds".into()),
@@ -348,6 +360,7 @@ struct RawProvider {
     timeout_ms: Option<Spanned<i64>>,
     configuration: Option<Spanned<Value>>,
     read: Option<Spanned<Vec<String>>>,
+    restart_delay_ms: Option<Spanned<i64>>,
 }
 
 #[cfg(test)]

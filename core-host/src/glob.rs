@@ -25,6 +25,7 @@ impl GlobSet {
         set
     }
 
+    #[cfg(test)]
     pub(crate) fn everything() -> GlobSet {
         GlobSet::new(&["**"])
     }

@@ -130,10 +130,6 @@ impl Policy {
         }
     }
 
-    pub(crate) fn is_file(&self) -> bool {
-        self.document.is_some()
-    }
-
     /// The requirements of `call_site`: required ones first, then optional ones.
     pub(crate) fn requirements(&self, call_site: CallSite) -> Vec<Requirement> {
         let Some(document) = &self.document else {
@@ -303,6 +299,5 @@ mod tests {
         let policy = Policy::default_policy();
         assert!(policy.requirements(CallSite::Gate).is_empty());
         assert!(policy.digest.starts_with("sha256:"));
-        assert!(!policy.is_file());
     }
 }

@@ -10,14 +10,13 @@ mod git;
 mod intake;
 
 use std::collections::HashMap;
-use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-pub(crate) use intake::{Intake, intake};
+pub(crate) use intake::{Intake, ScopedBlob, intake};
 
 use crate::error::{Error, Result};
 use crate::json;

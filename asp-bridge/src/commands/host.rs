@@ -1,0 +1,29 @@
+//! `asp-bridge host serve`: the embedded advisory host (`core-host`) on this process's stdio.
+
+use anyhow::Context as _;
+use tokio::io::{stdin, stdout};
+
+use crate::flags::{EmbeddedHostArgs, EmbeddedHostCommand, HostServeArgs};
+
+pub(crate) async fn run(args: EmbeddedHostArgs) -> anyhow::Result<()> {
+    match args.command {
+        EmbeddedHostCommand::Serve(args) => serve(args).await,
+    }
+}
+
+async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
+    let repo = crate::workspace_root(args.repo.as_deref())?;
+    let exe = std::env::current_exe()
+        .context("cannot find this executable to start the hygiene provider")?;
+    let options = core_host::Options {
+        repo,
+        config: args.config,
+        hygiene_command: vec![
+            exe.to_string_lossy().into_owned(),
+            "provider".into(),
+            "hygiene".into(),
+        ],
+    };
+    core_host::serve(stdin(), stdout(), options).await?;
+    Ok(())
+}

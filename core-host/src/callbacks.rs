@@ -1,0 +1,409 @@
+//! The host callbacks a provider may call while it evaluates: `workspace/readBlob` and
+//! `workspace/listTree`, served only within the current request's blob set and the baseline tree,
+//! filtered by the provider's grant and capped. Anything else is refused with a `policy` error and
+//! logged; `window/logMessage` is logged as untrusted text.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use bridge_core::FailClass;
+use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::peer::{BoxFuture, Handler, IncomingRequest, error_object, method_not_found};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::glob::GlobSet;
+use crate::schema::{self, Shape};
+use crate::snapshot::{Baseline, ScopedBlob, Workspace};
+
+/// Most entries one `workspace/listTree` answer lists; past it `truncated: true`.
+pub(crate) const MAX_TREE_ENTRIES: usize = 10_000;
+/// Most encoded bytes one `workspace/readBlob` answer carries.
+pub(crate) const MAX_READ_BYTES: usize = 12 << 20;
+
+/// What a provider may read during the request it is evaluating.
+#[derive(Debug)]
+pub(crate) struct RequestScope {
+    pub(crate) baseline: Baseline,
+    pub(crate) blobs: Arc<HashMap<String, ScopedBlob>>,
+    /// Blobs served to the provider during this request.
+    pub(crate) served: BTreeSet<String>,
+    /// Callbacks refused during this request.
+    pub(crate) refused: u32,
+}
+
+/// The callback state of one provider: its grant and the request it is working on, if any.
+#[derive(Debug)]
+pub(crate) struct Scope {
+    provider: String,
+    /// Every set must allow a path: what the provider requested and what the configuration allows.
+    grant: Mutex<Vec<GlobSet>>,
+    current: Mutex<Option<RequestScope>>,
+}
+
+impl Scope {
+    pub(crate) fn new(provider: &str) -> Scope {
+        Scope {
+            provider: provider.to_owned(),
+            grant: Mutex::new(vec![GlobSet::new::<&str>(&[])]),
+            current: Mutex::new(None),
+        }
+    }
+
+    /// Sets the grant the provider was sent in `initialized`: requested ∩ configured.
+    pub(crate) fn set_grant(&self, requested: GlobSet, configured: GlobSet) {
+        *self.grant.lock().unwrap_or_else(|p| p.into_inner()) = vec![requested, configured];
+    }
+
+    fn grant(&self) -> Grant {
+        Grant(self.grant.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+
+    /// Opens the request scope; it closes when the returned guard drops, whatever happens.
+    pub(crate) fn open(self: &Arc<Self>, scope: RequestScope) -> ScopeGuard {
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(scope);
+        ScopeGuard {
+            scope: self.clone(),
+        }
+    }
+
+    fn with_current<T>(&self, f: impl FnOnce(Option<&mut RequestScope>) -> T) -> T {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        f(current.as_mut())
+    }
+}
+
+/// The read grant: a path is readable when every set allows it.
+struct Grant(Vec<GlobSet>);
+
+impl Grant {
+    fn allows(&self, path: &str) -> bool {
+        self.0.iter().all(|set| set.allows(path))
+    }
+}
+
+/// Closes a request scope on drop and gives back what was served.
+#[derive(Debug)]
+pub(crate) struct ScopeGuard {
+    scope: Arc<Scope>,
+}
+
+impl ScopeGuard {
+    /// The blobs served so far.
+    pub(crate) fn served(&self) -> BTreeSet<String> {
+        self.scope
+            .with_current(|c| c.map(|c| c.served.clone()).unwrap_or_default())
+    }
+
+    /// How many callbacks were refused so far.
+    pub(crate) fn refused(&self) -> u32 {
+        self.scope.with_current(|c| c.map_or(0, |c| c.refused))
+    }
+}
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        *self.scope.current.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// The handler of one provider's connection.
+pub(crate) struct Callbacks {
+    pub(crate) scope: Arc<Scope>,
+    pub(crate) workspace: Arc<Workspace>,
+}
+
+impl Handler for Callbacks {
+    fn request(
+        &self,
+        request: IncomingRequest,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+        let scope = self.scope.clone();
+        let workspace = self.workspace.clone();
+        Box::pin(async move {
+            let params: Value = request.params()?;
+            let answer = match request.method.as_str() {
+                "workspace/readBlob" => read_blob(&scope, &workspace, params).await,
+                "workspace/listTree" => list_tree(&scope, &workspace, params).await,
+                other => {
+                    tracing::warn!(provider = %scope.provider, method = other, "provider called an unknown host method");
+                    Err(method_not_found(other))
+                }
+            }?;
+            RawValue::from_string(answer.to_string()).map_err(|e| internal(&e.to_string()))
+        })
+    }
+
+    fn notification(&self, method: &str, params: Option<Box<RawValue>>) {
+        if method == "window/logMessage" {
+            let params: Value = params
+                .and_then(|p| serde_json::from_str(p.get()).ok())
+                .unwrap_or_default();
+            let message =
+                bridge_core::text::untrusted(params["message"].as_str().unwrap_or_default(), 500)
+                    .into_owned();
+            tracing::info!(provider = %self.scope.provider, level = params["level"].as_str().unwrap_or("info"), "{message}");
+        } else {
+            tracing::debug!(provider = %self.scope.provider, %method, "provider notification ignored");
+        }
+    }
+}
+
+fn refuse(scope: &Scope, method: &str, why: String) -> ErrorObject {
+    tracing::warn!(provider = %scope.provider, method, "callback refused: {why}");
+    scope.with_current(|c| {
+        if let Some(c) = c {
+            c.refused += 1;
+        }
+    });
+    let mut error = error_object(
+        -32012,
+        format!("scope_denied: {why}"),
+        FailClass::Policy,
+        false,
+    );
+    if let Some(Value::Object(data)) = &mut error.data {
+        data.insert("detail".into(), json!(why));
+    }
+    error
+}
+
+fn internal(why: &str) -> ErrorObject {
+    error_object(
+        -32603,
+        format!("internal error: {why}"),
+        FailClass::Health,
+        true,
+    )
+}
+
+fn unavailable(why: String) -> ErrorObject {
+    error_object(
+        -32015,
+        format!("blob_unavailable: {why}"),
+        FailClass::Health,
+        false,
+    )
+}
+
+/// Where a requested blob may come from.
+enum Source {
+    Scoped(ScopedBlob),
+    Baseline { oid: String },
+}
+
+async fn read_blob(
+    scope: &Arc<Scope>,
+    workspace: &Arc<Workspace>,
+    params: Value,
+) -> Result<Value, ErrorObject> {
+    const METHOD: &str = "workspace/readBlob";
+    schema::check(Shape::ReadBlobParams, &params)
+        .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
+    let ids: Vec<String> = params["blobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    let grant = scope.grant();
+    let Some((blobs, baseline)) =
+        scope.with_current(|c| c.map(|c| (c.blobs.clone(), c.baseline.clone())))
+    else {
+        return Err(refuse(scope, METHOD, "no evaluation is in progress".into()));
+    };
+    // Decide for every blob before reading any.
+    let ws = workspace.clone();
+    let wanted = ids.clone();
+    let sources =
+        tokio::task::spawn_blocking(move || -> Result<Vec<(String, Source, String)>, String> {
+            let tree = ws.tree(&baseline.tree).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            for id in wanted {
+                if let Some(blob) = blobs.get(&id) {
+                    let path = blob.path.clone();
+                    out.push((id, Source::Scoped(blob.clone()), path));
+                } else if let Some(entry) = ws
+                    .oid_of(&id)
+                    .and_then(|oid| tree.iter().find(|e| e.oid == oid))
+                {
+                    out.push((
+                        id,
+                        Source::Baseline {
+                            oid: entry.oid.clone(),
+                        },
+                        entry.path.clone(),
+                    ));
+                } else {
+                    return Err(format!(
+                        "{id} is neither in this request's changeset nor in the baseline tree"
+                    ));
+                }
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|e| internal(&e.to_string()))?
+        .map_err(|why| refuse(scope, METHOD, why))?;
+    if let Some((id, _, path)) = sources.iter().find(|(_, _, path)| !grant.allows(path)) {
+        return Err(refuse(
+            scope,
+            METHOD,
+            format!("{id} ({path}) is outside the read grant"),
+        ));
+    }
+    let ws = workspace.clone();
+    let answer = tokio::task::spawn_blocking(move || -> Result<Vec<Value>, ErrorObject> {
+        let mut total = 0usize;
+        let mut out = Vec::new();
+        for (id, source, path) in sources {
+            let bytes = match source {
+                Source::Scoped(blob) => blob.bytes.clone(),
+                Source::Baseline { oid } => {
+                    ws.git_blob(&oid)
+                        .map_err(|e| unavailable(e.to_string()))?
+                        .bytes
+                }
+            };
+            let Some(bytes) = bytes else {
+                return Err(unavailable(format!(
+                    "{path} is larger than {} bytes",
+                    crate::snapshot::MAX_BLOB
+                )));
+            };
+            let (encoding, text) = match std::str::from_utf8(&bytes) {
+                Ok(text) => ("utf-8", text.to_owned()),
+                Err(_) => ("base64", base64(&bytes)),
+            };
+            total += text.len();
+            if total > MAX_READ_BYTES {
+                return Err(unavailable(format!(
+                    "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
+                )));
+            }
+            out.push(json!({"id": id, "encoding": encoding, "bytes": text}));
+        }
+        Ok(out)
+    })
+    .await
+    .map_err(|e| internal(&e.to_string()))??;
+    scope.with_current(|c| {
+        if let Some(c) = c {
+            c.served.extend(ids);
+        }
+    });
+    Ok(json!({"blobs": answer}))
+}
+
+async fn list_tree(
+    scope: &Arc<Scope>,
+    workspace: &Arc<Workspace>,
+    params: Value,
+) -> Result<Value, ErrorObject> {
+    const METHOD: &str = "workspace/listTree";
+    schema::check(Shape::ListTreeParams, &params)
+        .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
+    let Some(baseline) = scope.with_current(|c| c.map(|c| c.baseline.clone())) else {
+        return Err(refuse(scope, METHOD, "no evaluation is in progress".into()));
+    };
+    if let Some(rev) = params["baseline"]["rev"].as_str() {
+        if rev != baseline.rev() {
+            return Err(error_object(
+                -32011,
+                format!(
+                    "stale_baseline: {rev:?} is not the baseline of this request ({:?})",
+                    baseline.rev()
+                ),
+                FailClass::Health,
+                true,
+            ));
+        }
+    }
+    let globs = GlobSet::new(&strings(&params["globs"]));
+    let paths = strings(&params["paths"]);
+    let filter_globs = params["globs"].as_array().is_some_and(|g| !g.is_empty());
+    let grant = scope.grant();
+    let ws = workspace.clone();
+    tokio::task::spawn_blocking(move || -> Result<Value, ErrorObject> {
+        let tree = ws
+            .tree(&baseline.tree)
+            .map_err(|e| internal(&e.to_string()))?;
+        let mut entries = Vec::new();
+        let mut truncated = false;
+        for entry in tree.iter() {
+            let wanted = (!filter_globs || globs.allows(&entry.path))
+                && (paths.is_empty()
+                    || paths.iter().any(|p| {
+                        let p = p.trim_end_matches('/');
+                        entry.path == p
+                            || entry
+                                .path
+                                .strip_prefix(p)
+                                .is_some_and(|rest| rest.starts_with('/'))
+                    }));
+            if !wanted || !grant.allows(&entry.path) {
+                continue;
+            }
+            if entries.len() == MAX_TREE_ENTRIES {
+                truncated = true;
+                break;
+            }
+            let id = ws
+                .blob_id_of(&entry.oid)
+                .map_err(|e| internal(&e.to_string()))?;
+            let kind = if entry.symlink { "symlink" } else { "file" };
+            entries.push(json!({"path": entry.path, "blobId": id, "kind": kind}));
+        }
+        Ok(json!({"entries": entries, "truncated": truncated}))
+    })
+    .await
+    .map_err(|e| internal(&e.to_string()))?
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Standard base64 with padding.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+    }
+}

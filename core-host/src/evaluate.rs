@@ -1,0 +1,251 @@
+//! `host/evaluateChangeset`: intake, the plan of the call site, the providers run concurrently,
+//! and the decision.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bridge_core::FailClass;
+use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::peer::error_object;
+use serde_json::Value;
+use tokio::task::JoinSet;
+
+use crate::config::CallSite;
+use crate::decide::{self, Item, Outcome, Request};
+use crate::host::Host;
+use crate::plan::{self, Entry};
+use crate::policy::{POLICY_PATH, Policy};
+use crate::provider::{Evaluation, Failure};
+use crate::receipt::{self, Degradation};
+use crate::schema::{self, Shape};
+use crate::snapshot::{self, Intake};
+use crate::{assessment, json};
+
+/// Deadline of a whole evaluation when neither the request nor the policy sets one.
+const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
+
+pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorObject> {
+    let started = SystemTime::now();
+    schema::check(Shape::EvaluateParams, &params).map_err(|e| {
+        error_object(
+            -32602,
+            format!("invalid params for host/evaluateChangeset: {e}"),
+            FailClass::Input,
+            false,
+        )
+    })?;
+    let call_site =
+        CallSite::parse(params["callSite"].as_str().unwrap_or_default()).unwrap_or(CallSite::Gate);
+    let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
+    let changeset = params["changeset"].clone();
+    let changeset_digest = json::digest(&changeset);
+    let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
+
+    let workspace = host.workspace.clone();
+    let submitted = changeset.clone();
+    let (baseline, moved, policy, intake) = tokio::task::spawn_blocking(move || {
+        let (baseline, moved) = workspace.refresh().map_err(|e| e.to_string())?;
+        let policy = Policy::load(&workspace, &baseline);
+        let intake = snapshot::intake(&workspace, &baseline, &submitted);
+        Ok::<_, String>((baseline, moved, policy, intake))
+    })
+    .await
+    .map_err(|e| {
+        error_object(
+            -32603,
+            format!("internal error: {e}"),
+            FailClass::Health,
+            true,
+        )
+    })?
+    .map_err(|e| {
+        error_object(
+            -32010,
+            format!("health_not_ready: {e}"),
+            FailClass::Health,
+            true,
+        )
+    })?;
+    if moved {
+        for slot in &host.slots {
+            slot.baseline_changed(&baseline).await;
+        }
+    }
+    let intake: Intake = intake.map_err(|e| {
+        error_object(
+            -32013,
+            format!("invalid_changeset: {e}"),
+            FailClass::Input,
+            false,
+        )
+    })?;
+
+    let mut host_degraded = Vec::new();
+    if let Some(reason) = &policy.invalid {
+        host_degraded.push(Degradation::new(
+            POLICY_PATH,
+            "malformed",
+            format!("the repository policy is invalid, so no decision can be reached: {reason}"),
+        ));
+    }
+    if let Some(detail) = &intake.stale_baseline {
+        host_degraded.push(Degradation::new(
+            "changeset",
+            "stale-baseline",
+            detail.clone(),
+        ));
+    }
+    for detail in &intake.stale {
+        host_degraded.push(Degradation::new("changeset", "stale", detail.clone()));
+    }
+    let touches_policy = changeset["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["path"] == POLICY_PATH || c["from"] == POLICY_PATH);
+    if touches_policy {
+        host_degraded.push(Degradation::new(
+            POLICY_PATH,
+            "policy-self-authorization",
+            "the changeset changes the repository policy; the base policy decides it, and the candidate policy is not active until committed",
+        ));
+    }
+
+    let entries = plan::plan(&host.slots, &policy, call_site);
+    let blocked = host_degraded
+        .iter()
+        .any(|d| d.reason != "policy-self-authorization");
+    let items = if blocked {
+        let first = &host_degraded[0];
+        entries
+            .iter()
+            .map(|entry| {
+                let failure =
+                    Failure::new(first.reason, "active", format!("not run: {}", first.detail));
+                item(host, entry, call_site, &policy.digest, Err(failure))
+            })
+            .collect()
+    } else {
+        let budget = params["timeoutMs"]
+            .as_u64()
+            .or_else(|| policy.budget_ms(call_site))
+            .map_or(DEFAULT_BUDGET, Duration::from_millis);
+        let evaluation = Evaluation {
+            changeset: changeset.clone(),
+            changeset_digest: changeset_digest.clone(),
+            comparison,
+            baseline: baseline.clone(),
+            blobs: Arc::new(intake.blobs),
+            deadline: budget,
+        };
+        let outcomes = run(host, &entries, &evaluation).await;
+        entries
+            .iter()
+            .map(|entry| {
+                let outcome = match (&entry.failure, entry.slot) {
+                    (Some(failure), _) => Err(failure.clone()),
+                    (None, Some(i)) => outcomes[i]
+                        .clone()
+                        .unwrap_or_else(|| Err(Failure::new("error", "active", "not run"))),
+                    (None, None) => Err(Failure::new(
+                        "missing-required-provider",
+                        "unavailable",
+                        "no provider",
+                    )),
+                };
+                item(host, entry, call_site, &policy.digest, outcome)
+            })
+            .collect::<Vec<_>>()
+    };
+    Ok(decide::decide(
+        Request {
+            call_site,
+            request_digest,
+            changeset_digest: &changeset_digest,
+            policy_digest: &policy.digest,
+            baseline: &baseline.value,
+            started,
+            host_degraded,
+        },
+        &items,
+    ))
+}
+
+type SlotOutcome = Result<assessment::Accepted, Failure>;
+
+/// Runs every provider some entry needs, concurrently; one outcome per slot that ran.
+async fn run(host: &Host, entries: &[Entry], evaluation: &Evaluation) -> Vec<Option<SlotOutcome>> {
+    let mut needed: Vec<usize> = entries
+        .iter()
+        .filter(|e| e.failure.is_none())
+        .filter_map(|e| e.slot)
+        .collect();
+    needed.sort_unstable();
+    needed.dedup();
+    let mut tasks = JoinSet::new();
+    for index in needed {
+        let slot = host.slots[index].clone();
+        let mut evaluation = evaluation.clone();
+        evaluation.deadline = evaluation.deadline.min(slot.spec.timeout);
+        tasks.spawn(async move { (index, slot.evaluate(&evaluation).await) });
+    }
+    let mut outcomes = vec![None; host.slots.len()];
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((index, outcome)) => outcomes[index] = Some(outcome),
+            Err(e) => tracing::error!("provider task failed: {e}"),
+        }
+    }
+    outcomes
+}
+
+fn item(
+    host: &Host,
+    entry: &Entry,
+    call_site: CallSite,
+    policy_digest: &str,
+    outcome: SlotOutcome,
+) -> Item {
+    let slot = entry.slot.map(|i| &host.slots[i]);
+    let provider = slot.map_or_else(|| entry.source.clone(), |s| s.spec.id.clone());
+    let identity = slot.and_then(|s| s.view().identity);
+    let (authorized, refusal) = match entry.authorize(identity.as_ref(), &provider) {
+        Ok(granted) => (granted, None),
+        Err(why) => (false, Some(why)),
+    };
+    let authority = plan::evidence(
+        entry,
+        &provider,
+        identity.as_ref(),
+        authorized,
+        Some(call_site),
+        policy_digest,
+    );
+    let provenance = identity.as_ref().map(|i| plan::provenance(&provider, i));
+    let mut outcome = match outcome {
+        Ok(accepted) => decide::outcome_of(accepted),
+        Err(failure) => Outcome::Degraded {
+            reason: failure.reason,
+            detail: failure.detail,
+            state: Some(failure.lifecycle),
+            assessment: failure.assessment,
+        },
+    };
+    if let (Some(why), Outcome::Ran(assessment)) = (&refusal, &outcome) {
+        outcome = Outcome::Degraded {
+            reason: "missing-authority",
+            detail: why.clone(),
+            state: Some("active"),
+            assessment: Some(assessment.clone()),
+        };
+    }
+    Item {
+        requirement: entry.requirement.clone(),
+        provider,
+        required: entry.required,
+        authorized,
+        authority,
+        provenance,
+        outcome,
+    }
+}

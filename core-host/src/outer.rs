@@ -1,0 +1,108 @@
+//! The outer seam this host serves on its stdio: the Core profile's `host/status`,
+//! `host/capabilities`, `host/evaluateChangeset`, plus `host/authority/status`; `host/queryInspect`
+//! answers that inspect is unsupported; `host/requestEditPlan` and `host/applyProposal` are refused
+//! (`policy`); `shutdown` stops the providers, `exit` ends the host.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use bridge_core::FailClass;
+use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::peer::{BoxFuture, Handler, IncomingRequest, error_object, method_not_found};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+
+use crate::evaluate;
+use crate::host::Host;
+use crate::status;
+
+pub(crate) struct Outer {
+    pub(crate) host: Arc<Host>,
+    /// Notified by `exit`.
+    pub(crate) exit: Arc<Notify>,
+    pub(crate) shutting_down: Arc<AtomicBool>,
+}
+
+impl Handler for Outer {
+    fn request(
+        &self,
+        request: IncomingRequest,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+        let host = self.host.clone();
+        let shutting_down = self.shutting_down.clone();
+        Box::pin(async move {
+            let started = SystemTime::now();
+            let method = request.method.as_str();
+            if shutting_down.load(Ordering::Relaxed) && method != "shutdown" {
+                return Err(error_object(
+                    -32010,
+                    "health_not_ready: the host is shutting down".into(),
+                    FailClass::Health,
+                    false,
+                ));
+            }
+            let params: Value = request
+                .params::<Option<Value>>()?
+                .unwrap_or_else(|| Value::Object(Default::default()));
+            let answer = match method {
+                "host/status"
+                | "host/capabilities"
+                | "host/authority/status"
+                | "host/queryInspect" => {
+                    let snap = status::snapshot(&host).await.map_err(|e| {
+                        error_object(
+                            -32010,
+                            format!("health_not_ready: {e}"),
+                            FailClass::Health,
+                            true,
+                        )
+                    })?;
+                    match method {
+                        "host/status" => status::status(&host, &snap, &params, started),
+                        "host/capabilities" => {
+                            status::capabilities_result(&host, &snap, &params, started)
+                        }
+                        "host/authority/status" => {
+                            status::authority_status(&host, &snap, &params, started)
+                        }
+                        _ => status::query_inspect(&host, &snap, &params, started),
+                    }
+                }
+                "host/evaluateChangeset" => evaluate::evaluate(&host, params).await?,
+                "host/requestEditPlan" | "host/applyProposal" => {
+                    return Err(error_object(
+                        -32012,
+                        format!(
+                            "scope_denied: {method} is refused: this embedded host is advisory and offers no edit plans and no apply"
+                        ),
+                        FailClass::Policy,
+                        false,
+                    ));
+                }
+                "shutdown" => {
+                    shutting_down.store(true, Ordering::Relaxed);
+                    host.shutdown().await;
+                    Value::Null
+                }
+                other => return Err(method_not_found(other)),
+            };
+            RawValue::from_string(answer.to_string()).map_err(|e| {
+                error_object(
+                    -32603,
+                    format!("internal error: {e}"),
+                    FailClass::Health,
+                    false,
+                )
+            })
+        })
+    }
+
+    fn notification(&self, method: &str, _params: Option<Box<RawValue>>) {
+        match method {
+            "exit" => self.exit.notify_one(),
+            other => tracing::debug!(method = other, "notification ignored"),
+        }
+    }
+}

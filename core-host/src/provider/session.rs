@@ -1,0 +1,399 @@
+//! One running provider process: its start (spawn, `initialize`, `initialized`), its calls and its
+//! shutdown. Process handling is bridge-core's (`bridge_core::child`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use bridge_core::FailClass;
+use bridge_core::child::{ChildPeer, ChildSpec};
+use bridge_core::peer::{CallOptions, Peer, PeerConfig};
+use serde_json::{Value, json};
+
+use super::{Failure, Identity};
+use crate::callbacks::{Callbacks, Scope};
+use crate::config::ProviderSpec;
+use crate::glob::GlobSet;
+use crate::receipt::{HOST_NAME, HOST_VERSION};
+use crate::schema::{self, Shape};
+use crate::snapshot::{Baseline, Workspace};
+
+/// Largest answer frame read from a provider.
+const MAX_PROVIDER_FRAME: usize = 16 << 20;
+
+/// Why a start failed, and whether trying again can help.
+#[derive(Debug)]
+pub(crate) struct StartFailure {
+    pub(crate) failure: Failure,
+    pub(crate) permanent: bool,
+    pub(crate) identity: Option<Identity>,
+}
+
+fn retry(failure: Failure) -> StartFailure {
+    StartFailure {
+        failure,
+        permanent: false,
+        identity: None,
+    }
+}
+
+/// A started, initialized provider.
+pub(crate) struct Session {
+    child: tokio::sync::Mutex<Option<ChildPeer>>,
+    peer: Peer,
+    pub(crate) identity: Identity,
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("identity", &self.identity)
+            .finish()
+    }
+}
+
+impl Session {
+    pub(crate) async fn start(
+        spec: &ProviderSpec,
+        cwd: &Path,
+        workspace: &Arc<Workspace>,
+        scope: &Arc<Scope>,
+        baseline: &Baseline,
+        deadline: Duration,
+    ) -> Result<Session, StartFailure> {
+        let program = spec.command[0].clone();
+        let search_from = cwd.to_path_buf();
+        // Hashed while the provider starts; cached, so a restart does not hash it again.
+        let integrity = tokio::task::spawn_blocking(move || integrity_of(&program, &search_from));
+        let handler = Arc::new(Callbacks {
+            scope: scope.clone(),
+            workspace: workspace.clone(),
+        });
+        let config = PeerConfig {
+            request_timeout: spec.timeout,
+            max_frame: MAX_PROVIDER_FRAME,
+            ..PeerConfig::default()
+        };
+        let child_spec = ChildSpec::new(
+            spec.command[0].clone(),
+            spec.command[1..].to_vec(),
+            cwd.to_path_buf(),
+        );
+        let child = ChildPeer::spawn(child_spec, config, handler).map_err(|e| {
+            retry(Failure::new(
+                "unavailable",
+                "unavailable",
+                format!("the provider could not be started: {e}"),
+            ))
+        })?;
+        let peer = child.peer().clone();
+        let session = Session {
+            child: tokio::sync::Mutex::new(Some(child)),
+            peer,
+            identity: Identity {
+                name: spec.id.clone(),
+                version: String::new(),
+                fingerprint: String::new(),
+                publisher: None,
+                integrity: String::new(),
+            },
+            turn: tokio::sync::Mutex::new(()),
+        };
+        let initialized = session
+            .initialize(spec, workspace, scope, baseline, deadline)
+            .await;
+        let integrity = integrity
+            .await
+            .unwrap_or_else(|_| "sha256:unknown".to_owned());
+        match initialized {
+            Ok(identity) => Ok(Session {
+                identity: Identity {
+                    integrity,
+                    ..identity
+                },
+                ..session
+            }),
+            Err(mut failure) => {
+                if let Some(identity) = &mut failure.identity {
+                    identity.integrity = integrity;
+                }
+                session.stop().await;
+                Err(failure)
+            }
+        }
+    }
+
+    async fn initialize(
+        &self,
+        spec: &ProviderSpec,
+        workspace: &Workspace,
+        scope: &Scope,
+        baseline: &Baseline,
+        deadline: Duration,
+    ) -> Result<Identity, StartFailure> {
+        let params = json!({
+            "protocolVersion": "asp/1.0",
+            "host": {"name": HOST_NAME, "version": HOST_VERSION},
+            "hostCapabilities": {"readBlob": true, "putBlob": false, "progress": false, "pullDiagnostics": false},
+            "workspace": {"root": workspace.root().to_string_lossy(), "baseline": baseline.value},
+            "assuranceMode": "advisory",
+        });
+        let result = match self
+            .peer
+            .request_raw("initialize", Some(&params), options(deadline))
+            .await
+        {
+            Ok(raw) => serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null),
+            Err(bridge_core::Error::Refused {
+                code,
+                message,
+                fail_class,
+                ..
+            }) if fail_class == FailClass::Contract || code == -32014 => {
+                return Err(StartFailure {
+                    failure: Failure::new(
+                        "skewed",
+                        "incompatible",
+                        format!(
+                            "the provider refused protocol asp/1.0 (code {code}): {}",
+                            bridge_core::text::untrusted(&message, 300)
+                        ),
+                    ),
+                    permanent: true,
+                    identity: None,
+                });
+            }
+            Err(e) => return Err(retry(call_failure(&e, "initialize"))),
+        };
+        if let Err(e) = schema::check(Shape::InitializeResult, &result) {
+            return Err(StartFailure {
+                failure: Failure::new(
+                    "malformed",
+                    "malformed",
+                    format!("its initialize result does not match initialize.schema.json: {e}"),
+                ),
+                permanent: true,
+                identity: None,
+            });
+        }
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let identity = Identity {
+            name: text(&result["serverInfo"]["name"]),
+            version: text(&result["serverInfo"]["version"]),
+            fingerprint: text(&result["serverInfo"]["fingerprint"]),
+            publisher: result["provenance"]["publisher"]
+                .as_str()
+                .map(str::to_owned),
+            integrity: String::new(),
+        };
+        let families = result["capabilityFamilies"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if !families.iter().any(|f| f == "check") || result["capabilities"]["check"].is_null() {
+            return Err(StartFailure {
+                failure: Failure::new(
+                    "unsupported",
+                    "incompatible",
+                    "the provider does not advertise the check capability it is enrolled for",
+                ),
+                permanent: true,
+                identity: Some(identity),
+            });
+        }
+        let requested = GlobSet::new(&strings(&result["requestedPermissions"]["read"]));
+        let configured = GlobSet::new(&spec.read);
+        let read = requested.narrowed(&configured);
+        scope.set_grant(requested, configured);
+        let granted = json!({
+            "grantedPermissions": {
+                "read": read,
+                "write": false,
+                "network": false,
+                "resourceLimits": {"wallclockMs": u64::try_from(spec.timeout.as_millis()).unwrap_or(u64::MAX)},
+            },
+            "baseline": baseline.value,
+        });
+        self.peer
+            .notify("initialized", Some(&granted))
+            .map_err(|e| retry(call_failure(&e, "initialized")))?;
+        tracing::info!(provider = %spec.id, name = %identity.name, version = %identity.version, "provider initialized");
+        Ok(identity)
+    }
+
+    /// Waits for this provider's turn: one evaluation at a time.
+    pub(crate) async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.turn.lock().await
+    }
+
+    /// One request; a failure is already a coverage failure.
+    pub(crate) async fn call(
+        &self,
+        method: &str,
+        params: &Value,
+        deadline: Duration,
+    ) -> Result<Value, Failure> {
+        match self
+            .peer
+            .request_raw(method, Some(params), options(deadline))
+            .await
+        {
+            Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| {
+                Failure::new(
+                    "malformed",
+                    "malformed",
+                    format!("its {method} answer is not JSON: {e}"),
+                )
+            }),
+            Err(e) => Err(call_failure(&e, method)),
+        }
+    }
+
+    pub(crate) fn notify(&self, method: &str, params: &Value) {
+        if let Err(e) = self.peer.notify(method, Some(params)) {
+            tracing::debug!(%method, "notification not sent: {e}");
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.peer.is_closed()
+    }
+
+    pub(crate) fn exit_detail(&self) -> String {
+        self.peer
+            .closed_reason()
+            .map_or_else(|| "closed its output".to_owned(), |e| e.to_string())
+    }
+
+    pub(crate) fn missed_deadlines(&self) -> u32 {
+        self.peer.missed_deadlines_in_a_row()
+    }
+
+    /// Stops the process with the fixed escalation (at most about 5 s).
+    pub(crate) async fn stop(&self) {
+        if let Some(child) = self.child.lock().await.take() {
+            let status = child.shutdown().await;
+            tracing::debug!(provider = %self.identity.name, %status, "provider stopped");
+        }
+    }
+}
+
+fn options(deadline: Duration) -> CallOptions {
+    CallOptions {
+        timeout: Some(deadline),
+        progress: None,
+    }
+}
+
+/// The coverage failure of a failed call.
+fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
+    use bridge_core::Error as E;
+    match error {
+        E::Timeout { ms, .. } => Failure::new(
+            "timed-out",
+            "timed-out",
+            format!("the provider did not answer {method} within {ms} ms"),
+        ),
+        E::HostExited {
+            status,
+            stderr_tail,
+        } => Failure::new(
+            "crashed",
+            "crashed",
+            format!(
+                "the provider {status} during {method}{}",
+                if stderr_tail.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; stderr: {}",
+                        bridge_core::text::untrusted(stderr_tail.trim(), 500)
+                    )
+                }
+            ),
+        ),
+        E::Refused {
+            code,
+            message,
+            fail_class,
+            ..
+        } if *code == -32016 || *code == -32800 => Failure::new(
+            "cancelled",
+            "cancelled",
+            format!(
+                "the provider cancelled {method} ({fail_class}): {}",
+                bridge_core::text::untrusted(message, 300)
+            ),
+        ),
+        E::Refused {
+            code,
+            message,
+            fail_class,
+            ..
+        } => Failure::new(
+            "error",
+            "active",
+            format!(
+                "the provider answered {method} with an error ({fail_class}, code {code}): {}",
+                bridge_core::text::untrusted(message, 300)
+            ),
+        ),
+        E::Malformed { detail, .. } => Failure::new(
+            "malformed",
+            "malformed",
+            bridge_core::text::untrusted(detail, 300).into_owned(),
+        ),
+        other => Failure::new("unavailable", "unavailable", other.to_string()),
+    }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `sha256:<hex>` of the executable `program` names (searched on `PATH` when it has no slash).
+fn integrity_of(program: &str, cwd: &Path) -> String {
+    let path = if program.contains('/') {
+        cwd.join(program)
+    } else {
+        std::env::var_os("PATH")
+            .map(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join(program))
+                    .collect::<Vec<PathBuf>>()
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .find(|candidate| candidate.is_file())
+            .unwrap_or_else(|| PathBuf::from(program))
+    };
+    static CACHE: Mutex<Vec<(PathBuf, u64, Option<SystemTime>, String)>> = Mutex::new(Vec::new());
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return "sha256:unknown".to_owned();
+    };
+    let key = (path.clone(), meta.len(), meta.modified().ok());
+    let cached = CACHE.lock().ok().and_then(|c| {
+        c.iter()
+            .find(|e| (&e.0, e.1, e.2) == (&key.0, key.1, key.2))
+            .map(|e| e.3.clone())
+    });
+    if let Some(digest) = cached {
+        return digest;
+    }
+    let digest = match std::fs::File::open(&path).and_then(crate::snapshot::hash_stream) {
+        Ok(blob) => format!("sha256:{}", blob.id.trim_start_matches("blob:sha256:")),
+        Err(_) => return "sha256:unknown".to_owned(),
+    };
+    if let Ok(mut cache) = CACHE.lock() {
+        cache.retain(|e| e.0 != key.0);
+        cache.push((key.0, key.1, key.2, digest.clone()));
+    }
+    digest
+}

@@ -1,0 +1,432 @@
+//! One test per conformance requirement that applies to a host (`CORE-*`), through the real
+//! `asp-bridge host serve` and the fake provider.
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, reasons, valid,
+};
+
+fn policy(pin_id: &str, identity: &str, integrity: &str, assurance: &[&str]) -> Value {
+    json!({
+        "aspVersion": "asp/1.0",
+        "requirements": [{
+            "id": "checks",
+            "capabilities": ["check"],
+            "assurance": assurance,
+            "authority": {"providers": [{"id": pin_id, "version": "1.0.0", "identity": identity,
+                "integrity": integrity, "conformance": "asp-core-v1.0"}]}
+        }],
+        "gates": {
+            "interactive": {"requiredRequirements": ["checks"], "optionalRequirements": []},
+            "gate": {"requiredRequirements": ["checks"], "optionalRequirements": []},
+            "sweep": {"requiredRequirements": ["checks"], "optionalRequirements": []}
+        },
+        "policy": {"policyChangeActivation": "base-policy-two-phase",
+            "candidatePolicyAuthority": "trusted-base-or-organization-floor",
+            "missingHost": {"interactive": "warn-open", "gate": "fail-closed", "sweep": "warn-open"},
+            "authorityModel": "explicit-pinned-provider"}
+    })
+}
+
+fn commit_policy(repo: &Repo, policy: &Value) {
+    repo.write(
+        ".asp/asp.json",
+        &serde_json::to_string_pretty(policy).unwrap(),
+    );
+    repo.commit();
+}
+
+#[tokio::test]
+async fn core_host_status() {
+    let repo = Repo::new();
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let status = host.status().await;
+    assert_eq!(status["host"]["outerProtocol"], "asp-outer/1.0");
+    assert_eq!(status["host"]["state"], "ready", "{status:#}");
+    assert!(
+        status["workspace"]["baseline"]["rev"]
+            .as_str()
+            .unwrap()
+            .starts_with("git:tree:")
+    );
+    assert_eq!(status["policy"]["source"], "default (no .asp/asp.json)");
+    assert_eq!(status["policy"]["activation"], "active");
+    assert!(
+        status["policy"]["policyDigest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    let server = &status["servers"][0];
+    assert_eq!(server["id"], "fake");
+    assert_eq!(server["lifecycleState"], "active");
+    assert_eq!(server["state"], "ready");
+    assert_eq!(server["requiredFor"], json!(["interactive", "sweep"]));
+    assert_eq!(status["gates"]["interactive"]["available"], true);
+    assert_eq!(
+        status["gates"]["interactive"]["requiredProviders"],
+        json!(["fake"])
+    );
+    assert_eq!(
+        status["gates"]["gate"]["available"], false,
+        "an advisory host never offers the gate"
+    );
+    assert_eq!(
+        status["gates"]["gate"]["degraded"][0]["reason"],
+        "insufficient-assurance"
+    );
+    assert_eq!(status["assuranceCapabilities"], json!(["advisory"]));
+    let receipt = &status["receipt"];
+    assert_eq!(receipt["kind"], "status");
+    assert_eq!(receipt["assurance"]["mode"], "advisory");
+    assert_eq!(receipt["privateOnly"], true);
+    assert_eq!(receipt["trustArtifact"], false);
+    assert_eq!(
+        receipt["providerProvenance"][0]["identity"],
+        "fake-provider"
+    );
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_host_capabilities() {
+    let repo = Repo::new();
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    host.status().await;
+    let caps = host.call("host/capabilities", json!({})).await.unwrap();
+    valid("capabilitiesResult", &caps);
+    assert_eq!(caps["capabilities"]["check"]["available"], true);
+    assert_eq!(caps["capabilities"]["check"]["providers"], json!(["fake"]));
+    assert_eq!(caps["capabilities"]["inspect"]["available"], false);
+    assert_eq!(caps["capabilities"]["edit"]["available"], false);
+    assert_eq!(caps["coverage"]["required"], json!(["fake"]));
+    assert_eq!(caps["coverage"]["enrolled"], caps["coverage"]["required"]);
+    assert_eq!(caps["coverage"]["ran"], json!(["fake"]));
+    assert_eq!(caps["coverage"]["degraded"], json!([]));
+    assert_eq!(caps["receipt"]["kind"], "capabilities");
+    let authority = host.call("host/authority/status", json!({})).await.unwrap();
+    valid("authorityStatusResult", &authority);
+    assert_eq!(
+        authority["providers"][0]["authorityEvidence"]["authority"]["requirement"],
+        "trusted-config"
+    );
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_host_evaluate() {
+    let repo = Repo::new();
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+
+    repo.write("a.txt", "clean change\n");
+    let allow = host.evaluate("interactive").await;
+    assert_eq!(allow["decision"], "allow", "{allow:#}");
+    assert_eq!(allow["coverage"]["ran"], json!(["fake"]));
+    assert_eq!(allow["coverage"]["exhaustive"], true);
+    assert_eq!(allow["receipt"]["kind"], "evaluate");
+    assert_eq!(allow["receipt"]["providerIds"], json!(["fake"]));
+    assert!(
+        allow["changesetDigest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+
+    repo.write("a.txt", "one\nFAKE-WARNING here\n");
+    repo.write("new.txt", "x FAKE-ERROR\n");
+    let deny = host.evaluate("sweep").await;
+    assert_eq!(deny["decision"], "deny", "{deny:#}");
+    assert_eq!(reasons(&deny), ["blocking-diagnostic"]);
+    let findings = deny["findings"].as_array().unwrap();
+    assert_eq!(
+        findings.len(),
+        2,
+        "a clean run carries the provider's findings"
+    );
+    let error = findings
+        .iter()
+        .find(|f| f["diagnostic"]["severity"] == "error")
+        .unwrap();
+    assert_eq!(error["disposition"], "gating");
+    assert_eq!(error["diagnostic"]["location"]["path"], "new.txt");
+    assert_eq!(
+        error["diagnostic"]["location"]["range"]["start"],
+        json!({"line": 0, "char": 2})
+    );
+    assert_eq!(error["nextStep"], "remove the marker");
+    let warning = findings
+        .iter()
+        .find(|f| f["diagnostic"]["severity"] == "warning")
+        .unwrap();
+    assert_eq!(warning["disposition"], "advisory");
+    assert_eq!(
+        warning["diagnostic"]["location"]["range"]["start"]["line"],
+        1
+    );
+
+    let gate = host.evaluate("gate").await;
+    assert_eq!(gate["decision"], "indeterminate");
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_insufficient_assurance() {
+    let (verdict, _) = evaluate_fault("none", "gate").await;
+    assert_eq!(verdict["decision"], "indeterminate");
+    assert_eq!(reasons(&verdict), ["insufficient-assurance"]);
+    assert_eq!(
+        verdict["assurance"]["mode"], "advisory",
+        "the achieved assurance is reported"
+    );
+    assert_eq!(verdict["assurance"]["transactionGuarantee"], "none");
+    assert_eq!(
+        verdict["coverage"]["ran"],
+        json!(["fake"]),
+        "coverage itself was fresh and complete"
+    );
+
+    // A requirement asking for gated assurance cannot be met on an advisory call site either.
+    let repo = Repo::new();
+    commit_policy(
+        &repo,
+        &policy(
+            "fake",
+            "fake-provider",
+            "sha256:fake-fake-provider",
+            &["gated"],
+        ),
+    );
+    repo.write("a.txt", "changed\n");
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "indeterminate");
+    assert_eq!(reasons(&verdict), ["insufficient-assurance"]);
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_missing_required_provider() {
+    let repo = Repo::new();
+    commit_policy(
+        &repo,
+        &policy("absent", "absent", "sha256:0", &["advisory"]),
+    );
+    repo.write("a.txt", "changed\n");
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "indeterminate");
+    let degraded = verdict["coverage"]["degraded"].as_array().unwrap();
+    assert!(
+        degraded
+            .iter()
+            .any(|d| d["reason"] == "missing-required-provider" && d["requirement"] == "checks"),
+        "{degraded:#?}"
+    );
+    assert_eq!(verdict["coverage"]["required"], json!(["checks", "fake"]));
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_missing_authority() {
+    let repo = Repo::new();
+    commit_policy(
+        &repo,
+        &policy(
+            "fake",
+            "fake-provider",
+            "sha256:not-its-digest",
+            &["advisory"],
+        ),
+    );
+    repo.write("a.txt", "FAKE-ERROR\n");
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "indeterminate", "{verdict:#}");
+    assert_eq!(reasons(&verdict), ["missing-authority"]);
+    assert_eq!(
+        verdict["findings"][0]["disposition"], "advisory",
+        "unauthorized findings do not gate"
+    );
+    assert_eq!(
+        verdict["authorityEvidence"][0]["authority"]["granted"],
+        false
+    );
+
+    // The same provider pinned by its reported fingerprint is authorized.
+    commit_policy(
+        &repo,
+        &policy(
+            "fake",
+            "fake-provider",
+            "sha256:fake-fake-provider",
+            &["advisory"],
+        ),
+    );
+    repo.write("a.txt", "FAKE-ERROR again\n");
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "deny", "{verdict:#}");
+    assert_eq!(
+        verdict["authorityEvidence"][0]["authority"]["granted"],
+        true
+    );
+    assert_eq!(
+        verdict["authorityEvidence"][0]["authority"]["requirement"],
+        "checks"
+    );
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_stale_valid_as_of() {
+    for fault in ["stale-baseline", "stale-digest", "stale-blobs"] {
+        let (verdict, _) = evaluate_fault(fault, "interactive").await;
+        assert_indeterminate(&verdict, "stale");
+    }
+}
+
+#[tokio::test]
+async fn core_provider_forbidden_fields() {
+    for fault in ["host-owned", "nested-host-owned"] {
+        let (verdict, _) = evaluate_fault(fault, "interactive").await;
+        assert_indeterminate(&verdict, "malformed");
+        assert_eq!(
+            verdict["findings"],
+            json!([]),
+            "nothing of a malformed answer is shown"
+        );
+    }
+}
+
+#[tokio::test]
+async fn core_malformed_required_provider() {
+    let (verdict, _) = evaluate_fault("malformed", "sweep").await;
+    assert_indeterminate(&verdict, "malformed");
+    assert_eq!(
+        verdict["coverage"]["degraded"][0]["providerState"],
+        "malformed"
+    );
+}
+
+#[tokio::test]
+async fn core_provider_skewed() {
+    let (verdict, _) = evaluate_fault("refuse-protocol", "interactive").await;
+    assert_indeterminate(&verdict, "skewed");
+    assert_eq!(
+        verdict["coverage"]["degraded"][0]["providerState"],
+        "incompatible"
+    );
+
+    // An asp/0.1 provider is accepted in the configuration but not enrolled.
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut old = Provider::fake("none");
+    old.protocol = "asp/0.1";
+    let config = Config::new(&[old]);
+    let host = Host::start(repo.path(), &config);
+    let status = host.status().await;
+    assert_eq!(status["servers"][0]["enrollmentState"], "incompatible");
+    assert_eq!(status["host"]["state"], "degraded");
+    let verdict = host.evaluate("interactive").await;
+    assert_indeterminate(&verdict, "incompatible");
+    host.finish().await;
+    assert!(
+        config.record("fake").is_empty(),
+        "an asp/0.1 provider is never started"
+    );
+}
+
+#[tokio::test]
+async fn core_host_initialize_contract_refusal() {
+    let (verdict, config) = evaluate_fault("refuse-protocol", "interactive").await;
+    assert_indeterminate(&verdict, "skewed");
+    assert_eq!(
+        verdict["receipt"]["providerProvenance"],
+        json!([]),
+        "no initialized provider provenance"
+    );
+    let record = config.record("fake");
+    assert!(
+        record
+            .iter()
+            .all(|r| r["event"] != "initialized" && r["event"] != "check/evaluate"),
+        "{record:#?}"
+    );
+}
+
+#[tokio::test]
+async fn core_provider_fail_open() {
+    // A health failure of a required provider on an advisory call site is visible, never allow.
+    let (verdict, _) = evaluate_fault("error-reply", "interactive").await;
+    assert_indeterminate(&verdict, "error");
+    assert!(
+        verdict["coverage"]["degraded"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("health")
+    );
+}
+
+#[tokio::test]
+async fn core_required_coverage_visible() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut clean = Provider::fake("none");
+    clean.id = "clean";
+    let mut crashing = Provider::fake("crash");
+    crashing.id = "crashing";
+    let mut optional = Provider::fake("incomplete");
+    optional.id = "optional";
+    optional.required_for = "[]";
+    let config = Config::new(&[clean, crashing, optional]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "indeterminate");
+    assert_eq!(
+        verdict["coverage"]["required"],
+        json!(["clean", "crashing"])
+    );
+    assert_eq!(verdict["coverage"]["ran"], json!(["clean"]));
+    let degraded = verdict["coverage"]["degraded"].as_array().unwrap();
+    let by: Vec<(&str, &str)> = degraded
+        .iter()
+        .map(|d| (d["source"].as_str().unwrap(), d["reason"].as_str().unwrap()))
+        .collect();
+    assert!(by.contains(&("crashing", "crashed")), "{by:?}");
+    assert!(by.contains(&("optional", "optional-degraded")), "{by:?}");
+    assert_eq!(
+        verdict["receipt"]["failures"],
+        verdict["coverage"]["degraded"]
+    );
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn core_provider_quarantined() {
+    // A provider that keeps failing to start is quarantined after repeated failures; it is then
+    // reported as such and never allows.
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut provider = Provider::fake("crash-on-initialize");
+    provider.restart_ms();
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let mut last = Value::Null;
+    for _ in 0..400 {
+        last = host.evaluate("interactive").await;
+        assert_eq!(last["decision"], "indeterminate");
+        if reasons(&last) == ["quarantined"] {
+            break;
+        }
+    }
+    assert_indeterminate(&last, "quarantined");
+    let status = host.status().await;
+    assert_eq!(status["servers"][0]["state"], "quarantined");
+    host.finish().await;
+}

@@ -1,0 +1,151 @@
+//! With one required provider configured, each fault gives `indeterminate` (never `allow`) with
+//! the matching reason in `coverage.degraded` and `receipt.failures`.
+
+use serde_json::json;
+
+use crate::support::{Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, reasons};
+
+#[tokio::test]
+async fn a_crash_during_evaluation_is_crashed() {
+    let (verdict, _) = evaluate_fault("crash", "interactive").await;
+    assert_indeterminate(&verdict, "crashed");
+    assert_eq!(
+        verdict["coverage"]["degraded"][0]["providerState"],
+        "crashed"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_during_initialize_is_crashed() {
+    let (verdict, _) = evaluate_fault("crash-on-initialize", "interactive").await;
+    assert_indeterminate(&verdict, "crashed");
+}
+
+#[tokio::test]
+async fn a_hung_provider_times_out_and_is_cancelled() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut provider = Provider::fake("hang");
+    provider.timeout_ms = 500;
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_indeterminate(&verdict, "timed-out");
+    host.finish().await;
+    let record = config.record("fake");
+    assert!(
+        record
+            .iter()
+            .any(|r| r["event"] == "check/evaluate.cancelled"),
+        "the provider is told to stop: {record:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_provider_hung_in_initialize_times_out() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut provider = Provider::fake("hang-on-initialize");
+    provider.timeout_ms = 500;
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_indeterminate(&verdict, "timed-out");
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn each_non_complete_status_has_its_reason() {
+    for (fault, reason) in [
+        ("incomplete", "incomplete"),
+        ("unsupported", "unsupported"),
+        ("error-status", "error"),
+        ("cancelled", "cancelled"),
+        ("cancelled-reply", "cancelled"),
+        ("no-check", "unsupported"),
+    ] {
+        let (verdict, _) = evaluate_fault(fault, "interactive").await;
+        assert_indeterminate(&verdict, reason);
+    }
+}
+
+#[tokio::test]
+async fn a_provider_that_cannot_start_is_unavailable() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut provider = Provider::fake("none");
+    provider.command = Some(vec!["/nonexistent/provider".into()]);
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let status = host.status().await;
+    assert_eq!(status["servers"][0]["state"], "unavailable");
+    assert_eq!(status["host"]["state"], "degraded");
+    assert_eq!(status["gates"]["interactive"]["available"], false);
+    let verdict = host.evaluate("interactive").await;
+    assert_indeterminate(&verdict, "unavailable");
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn a_read_outside_the_request_is_refused_with_policy_and_not_covered() {
+    let repo = Repo::new();
+    repo.write("secret", "s\n");
+    repo.commit();
+    repo.write("a.txt", "changed\n");
+    let mut provider = Provider::fake("read-outside");
+    provider.read = Some(r#"["**", "!secret"]"#);
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_indeterminate(&verdict, "incomplete");
+    host.finish().await;
+    let record = config.record("fake");
+    let refused = record
+        .iter()
+        .find(|r| r["event"] == "readBlob.refused")
+        .expect("the outside read was refused");
+    assert_eq!(refused["data"]["failClass"], "policy");
+    let listed = record.iter().find(|r| r["event"] == "listTree").unwrap();
+    let answer: serde_json::Value =
+        serde_json::from_str(listed["data"]["answer"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        answer["entries"],
+        json!([]),
+        "the tree is filtered by the grant"
+    );
+}
+
+#[tokio::test]
+async fn changeset_blob_ids_are_checked_against_the_workspace() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let mut changeset = host.changeset().await;
+    changeset["changes"][0]["after"] = json!("blob:sha256:00");
+    let verdict = host
+        .evaluate_changeset("interactive", changeset.clone())
+        .await;
+    assert_eq!(verdict["decision"], "indeterminate");
+    assert!(
+        reasons(&verdict).iter().all(|r| r == "stale"),
+        "{:#}",
+        verdict["coverage"]
+    );
+    assert!(
+        config
+            .record("fake")
+            .iter()
+            .all(|r| r["event"] != "check/evaluate"),
+        "no provider runs on a stale changeset"
+    );
+
+    changeset["baseline"] = json!({"rev": "git:tree:0123"});
+    let verdict = host.evaluate_changeset("interactive", changeset).await;
+    assert!(
+        reasons(&verdict).iter().all(|r| r == "stale-baseline"),
+        "{:#}",
+        verdict["coverage"]
+    );
+    host.finish().await;
+}

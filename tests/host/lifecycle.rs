@@ -1,0 +1,188 @@
+//! The provider lifecycle and the host's own: the narrowed grant, warm processes, no orphan,
+//! shutdown and exit, refusals, repository policy and configuration errors.
+
+use serde_json::json;
+
+use crate::support::{ASP_BRIDGE, Config, Host, Provider, Repo, alive, reasons, valid};
+
+#[tokio::test]
+async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
+    let repo = Repo::new();
+    repo.write("a.txt", "changed\n");
+    let mut provider = Provider::fake("none");
+    provider.read = Some(r#"["*.txt", "!**/.env*"]"#);
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "allow");
+    let second = host.evaluate("interactive").await;
+    assert_eq!(second["decision"], "allow");
+    host.finish().await;
+    let record = config.record("fake");
+    let initialize = record.iter().find(|r| r["event"] == "initialize").unwrap();
+    assert_eq!(initialize["data"]["protocolVersion"], "asp/1.0");
+    assert_eq!(initialize["data"]["assuranceMode"], "advisory");
+    let granted =
+        &record.iter().find(|r| r["event"] == "initialized").unwrap()["data"]["grantedPermissions"];
+    assert_eq!(granted["read"], json!(["*.txt", "!**/.env*"]));
+    assert_eq!(granted["write"], false);
+    assert_eq!(granted["network"], false);
+    assert_eq!(
+        record.iter().filter(|r| r["event"] == "initialize").count(),
+        1,
+        "the provider is kept warm between evaluations"
+    );
+}
+
+#[tokio::test]
+async fn no_provider_outlives_the_host() {
+    let repo = Repo::new();
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    host.status().await;
+    let pid = config.pid("fake").expect("the provider started");
+    assert!(alive(pid));
+    let status = host.finish().await;
+    assert!(status.success(), "{status}");
+    assert!(!alive(pid), "the provider ended with the host");
+
+    // Killed outright, the host still takes its providers with it.
+    let config = Config::new(&[Provider::fake("none")]);
+    let mut host = Host::start(repo.path(), &config);
+    host.status().await;
+    let pid = config.pid("fake").unwrap();
+    host.child.start_kill().unwrap();
+    host.child.wait().await.unwrap();
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        !alive(pid)
+    });
+    assert!(gone, "the provider died with the killed host");
+}
+
+#[tokio::test]
+async fn shutdown_stops_the_providers_and_exit_ends_the_host() {
+    let repo = Repo::new();
+    let config = Config::new(&[Provider::fake("none")]);
+    let mut host = Host::start(repo.path(), &config);
+    host.status().await;
+    let pid = config.pid("fake").unwrap();
+    assert_eq!(
+        host.call("shutdown", json!(null)).await.unwrap(),
+        json!(null)
+    );
+    assert!(
+        !alive(pid),
+        "shutdown stops the providers before it answers"
+    );
+    host.peer.notify("exit", None::<&()>).unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), host.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "exit ends the host even with stdin open");
+}
+
+#[tokio::test]
+async fn edit_and_apply_are_refused_and_inspect_is_unsupported() {
+    let repo = Repo::new();
+    let config = Config::new(&[]);
+    let host = Host::start(repo.path(), &config);
+    for method in ["host/requestEditPlan", "host/applyProposal"] {
+        let (class, message) = host.call(method, json!({})).await.unwrap_err();
+        assert_eq!(class, bridge_core::FailClass::Policy, "{message}");
+    }
+    let inspect = host
+        .call(
+            "host/queryInspect",
+            json!({"callSite": "interactive", "request": {"kind": "x"}}),
+        )
+        .await
+        .unwrap();
+    valid("queryInspectResult", &inspect);
+    assert_eq!(inspect["coverage"]["degraded"][0]["reason"], "unsupported");
+    assert_eq!(inspect["receipt"]["kind"], "inspect");
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn an_invalid_policy_makes_every_decision_indeterminate() {
+    let repo = Repo::new();
+    repo.write(".asp/asp.json", "{\"aspVersion\": 1}");
+    repo.commit();
+    repo.write("a.txt", "changed\n");
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let status = host.status().await;
+    assert_eq!(status["host"]["state"], "degraded");
+    assert_eq!(status["policy"]["activation"], "rejected");
+    let bytes = std::fs::read(repo.path().join(".asp/asp.json")).unwrap();
+    use sha2::Digest as _;
+    let digest: String = sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(status["policy"]["policyDigest"], format!("sha256:{digest}"));
+    for call_site in ["interactive", "sweep", "gate"] {
+        let verdict = host.evaluate(call_site).await;
+        assert_eq!(verdict["decision"], "indeterminate");
+        assert!(reasons(&verdict).contains(&"malformed".to_owned()));
+        assert_eq!(verdict["policyDigest"], format!("sha256:{digest}"));
+    }
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn a_changeset_that_edits_the_policy_cannot_authorize_itself() {
+    let repo = Repo::new();
+    repo.write(".asp/asp.json", "{}");
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "indeterminate");
+    assert!(reasons(&verdict).contains(&"policy-self-authorization".to_owned()));
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn the_baseline_is_restamped_when_head_moves() {
+    let repo = Repo::new();
+    let config = Config::new(&[]);
+    let host = Host::start(repo.path(), &config);
+    let before = host.status().await["workspace"]["baseline"]["rev"].clone();
+    repo.write("a.txt", "next\n");
+    repo.commit();
+    let after = host.status().await["workspace"]["baseline"]["rev"].clone();
+    assert_ne!(before, after);
+    host.finish().await;
+}
+
+#[test]
+fn a_configuration_error_names_file_line_and_key() {
+    let repo = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("host.toml");
+    std::fs::write(
+        &file,
+        "[hygiene]\nenabled = false\n[[provider]]\nid = \"x\"\ncommand = []\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(ASP_BRIDGE)
+        .args(["host", "serve", "--repo"])
+        .arg(repo.path())
+        .arg("--config")
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(6), "an input error");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "asp-bridge: input: {}:5: provider[0].command:",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}

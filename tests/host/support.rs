@@ -1,0 +1,344 @@
+//! Helpers: a git repository, a trusted configuration naming the fake provider, the host process
+//! with a JSON-RPC peer on its stdio, and the outer schema every answer is checked against.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bridge_core::peer::{CallOptions, ExitProbe, NoRequests, Peer, PeerConfig};
+use bridge_core::{ExitStatus, FailClass};
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+
+pub(crate) const ASP_BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
+pub(crate) const FAKE: &str = env!("CARGO_BIN_EXE_fake-provider");
+const BASE: &str = "https://covibes.dev/asp/schemas/";
+/// Deadline of one call in these tests; a hung host fails the test instead of hanging it.
+const CALL: Duration = Duration::from_secs(60);
+
+pub(crate) fn git(repo: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// A git repository with one committed file, `a.txt`.
+pub(crate) struct Repo {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub(crate) fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "first\n").unwrap();
+        git(dir.path(), &["add", "."]);
+        git(dir.path(), &["commit", "-q", "-m", "base"]);
+        Repo { dir }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn write(&self, path: &str, text: &str) {
+        let full = self.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+
+    pub(crate) fn commit(&self) {
+        git(self.path(), &["add", "-A"]);
+        git(self.path(), &["commit", "-q", "-m", "change"]);
+    }
+}
+
+/// One `[[provider]]` entry naming the fake provider.
+pub(crate) struct Provider {
+    pub(crate) id: &'static str,
+    pub(crate) args: Vec<String>,
+    pub(crate) required_for: &'static str,
+    pub(crate) timeout_ms: u64,
+    pub(crate) read: Option<&'static str>,
+    pub(crate) command: Option<Vec<String>>,
+    pub(crate) protocol: &'static str,
+    /// More `key = value` lines of the entry.
+    pub(crate) extra: String,
+}
+
+impl Provider {
+    /// A required (interactive, sweep) fake provider with `fault`.
+    pub(crate) fn fake(fault: &str) -> Provider {
+        Provider {
+            id: "fake",
+            args: vec!["--fault".into(), fault.into()],
+            required_for: r#"["interactive", "sweep"]"#,
+            timeout_ms: 20_000,
+            read: None,
+            command: None,
+            protocol: "asp/1.0",
+            extra: String::new(),
+        }
+    }
+
+    /// Restarts after 1 ms (doubling), so repeated failures quarantine it quickly.
+    pub(crate) fn restart_ms(&mut self) {
+        self.extra.push_str("restart-delay-ms = 1\n");
+    }
+}
+
+/// A configuration directory with `host.toml`; the fake providers record what they receive in it.
+pub(crate) struct Config {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Config {
+    pub(crate) fn new(providers: &[Provider]) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("[hygiene]\nenabled = false\n");
+        for p in providers {
+            let mut command = p.command.clone().unwrap_or_else(|| {
+                let mut c = vec![FAKE.to_owned()];
+                c.extend(p.args.iter().cloned());
+                c.push("--pid-file".into());
+                c.push(
+                    dir.path()
+                        .join(format!("{}.pid", p.id))
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+                c.push("--record".into());
+                c.push(
+                    dir.path()
+                        .join(format!("{}.jsonl", p.id))
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+                c
+            });
+            let command: Vec<String> = command.drain(..).map(|c| format!("{c:?}")).collect();
+            text.push_str(&format!(
+                "[[provider]]\nid = {:?}\ncommand = [{}]\nprotocol = {:?}\nrequired-for = {}\ntimeout-ms = {}\n",
+                p.id,
+                command.join(", "),
+                p.protocol,
+                p.required_for,
+                p.timeout_ms
+            ));
+            if let Some(read) = p.read {
+                text.push_str(&format!("read = {read}\n"));
+            }
+            text.push_str(&p.extra);
+        }
+        std::fs::write(dir.path().join("host.toml"), text).unwrap();
+        Config { dir }
+    }
+
+    pub(crate) fn file(&self) -> PathBuf {
+        self.dir.path().join("host.toml")
+    }
+
+    /// What provider `id` received, one JSON value per line.
+    pub(crate) fn record(&self, id: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join(format!("{id}.jsonl")))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    pub(crate) fn pid(&self, id: &str) -> Option<i32> {
+        std::fs::read_to_string(self.dir.path().join(format!("{id}.pid")))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+/// Whether a process is still alive (a zombie counts as gone).
+pub(crate) fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// A running `asp-bridge host serve`.
+pub(crate) struct Host {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) peer: Peer,
+    pub(crate) repo: PathBuf,
+}
+
+impl Host {
+    pub(crate) fn start(repo: &Path, config: &Config) -> Host {
+        Host::start_with(repo, &["--config", config.file().to_str().unwrap()])
+    }
+
+    pub(crate) fn start_with(repo: &Path, args: &[&str]) -> Host {
+        let mut child = tokio::process::Command::new(ASP_BRIDGE)
+            .args(["host", "serve", "--repo"])
+            .arg(repo)
+            .args(args)
+            .env("ASP_BRIDGE_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let probe: ExitProbe =
+            Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+        let config = PeerConfig {
+            request_timeout: CALL,
+            ..PeerConfig::default()
+        };
+        let peer = Peer::connect(
+            BufReader::new(stdout),
+            stdin,
+            config,
+            Arc::new(NoRequests),
+            probe,
+        );
+        Host {
+            child,
+            peer,
+            repo: repo.to_path_buf(),
+        }
+    }
+
+    /// One call; the raw result or the error's failClass and message.
+    pub(crate) async fn call(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, (FailClass, String)> {
+        let options = CallOptions {
+            timeout: Some(CALL),
+            progress: None,
+        };
+        match self.peer.request_raw(method, Some(&params), options).await {
+            Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap()),
+            Err(e) => Err((e.fail_class(), e.to_string())),
+        }
+    }
+
+    /// `host/status`, checked against the outer schema.
+    pub(crate) async fn status(&self) -> Value {
+        let status = self.call("host/status", json!({})).await.unwrap();
+        valid("statusResult", &status);
+        status
+    }
+
+    /// The working tree's changes against the host's baseline, as the bridge builds them.
+    pub(crate) async fn changeset(&self) -> Value {
+        let status = self.status().await;
+        let baseline = status["workspace"]["baseline"].clone();
+        let set = bridge_core::changeset::from_working_tree(&self.repo, &baseline, None).unwrap();
+        serde_json::to_value(set).unwrap()
+    }
+
+    /// `host/evaluateChangeset` of the working tree at `call_site`, checked against the schema.
+    pub(crate) async fn evaluate(&self, call_site: &str) -> Value {
+        let changeset = self.changeset().await;
+        self.evaluate_changeset(call_site, changeset).await
+    }
+
+    pub(crate) async fn evaluate_changeset(&self, call_site: &str, changeset: Value) -> Value {
+        let params = json!({"callSite": call_site, "changeset": changeset, "comparison": "all"});
+        let verdict = self.call("host/evaluateChangeset", params).await.unwrap();
+        valid("evaluateChangesetResult", &verdict);
+        verdict
+    }
+
+    /// Closes the host's stdin and waits for it to exit.
+    pub(crate) async fn finish(mut self) -> std::process::ExitStatus {
+        self.peer.close_input();
+        tokio::time::timeout(CALL, self.child.wait())
+            .await
+            .expect("the host exits")
+            .unwrap()
+    }
+}
+
+/// Asserts `value` matches `$defs/def` of `outer-host.schema.json`.
+pub(crate) fn valid(def: &str, value: &Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
+    let mut registry = jsonschema::Registry::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let schema: Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+        registry = registry
+            .add(schema["$id"].as_str().unwrap().to_owned(), schema)
+            .unwrap();
+    }
+    let registry = registry.prepare().unwrap();
+    let validator = jsonschema::options()
+        .with_registry(&registry)
+        .build(&json!({"$ref": format!("{BASE}outer-host.schema.json#/$defs/{def}")}))
+        .unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{def}: {errors:#?}\n{value:#}");
+}
+
+/// The reasons in `coverage.degraded`, and checks they equal `receipt.failures`.
+pub(crate) fn reasons(verdict: &Value) -> Vec<String> {
+    assert_eq!(
+        verdict["coverage"]["degraded"], verdict["receipt"]["failures"],
+        "failures mirror degraded coverage"
+    );
+    verdict["coverage"]["degraded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["reason"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The one required fake provider with `fault`, on a repository with one changed file.
+pub(crate) async fn evaluate_fault(fault: &str, call_site: &str) -> (Value, Config) {
+    let repo = Repo::new();
+    repo.write("a.txt", "second\n");
+    let config = Config::new(&[Provider::fake(fault)]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate(call_site).await;
+    host.finish().await;
+    (verdict, config)
+}
+
+/// Asserts an indeterminate decision whose only reason is `reason`, for the fake provider.
+pub(crate) fn assert_indeterminate(verdict: &Value, reason: &str) {
+    assert_eq!(verdict["decision"], "indeterminate", "{verdict:#}");
+    assert_eq!(verdict["pass"], false);
+    assert_eq!(reasons(verdict), [reason], "{:#}", verdict["coverage"]);
+    let degraded = &verdict["coverage"]["degraded"][0];
+    assert_eq!(degraded["source"], "fake");
+    assert_eq!(degraded["capability"], "check");
+    assert_eq!(verdict["coverage"]["required"], json!(["fake"]));
+    assert_eq!(verdict["coverage"]["ran"], json!([]));
+}
