@@ -307,18 +307,18 @@ async fn list_tree(
     let Some(baseline) = scope.with_current(|c| c.map(|c| c.baseline.clone())) else {
         return Err(refuse(scope, METHOD, "no evaluation is in progress".into()));
     };
-    if let Some(rev) = params["baseline"]["rev"].as_str() {
-        if rev != baseline.rev() {
-            return Err(error_object(
-                -32011,
-                format!(
-                    "stale_baseline: {rev:?} is not the baseline of this request ({:?})",
-                    baseline.rev()
-                ),
-                FailClass::Health,
-                true,
-            ));
-        }
+    if let Some(rev) = params["baseline"]["rev"].as_str()
+        && rev != baseline.rev()
+    {
+        return Err(error_object(
+            -32011,
+            format!(
+                "stale_baseline: {rev:?} is not the baseline of this request ({:?})",
+                baseline.rev()
+            ),
+            FailClass::Health,
+            true,
+        ));
     }
     let globs = GlobSet::new(&strings(&params["globs"]));
     let paths = strings(&params["paths"]);

@@ -119,23 +119,6 @@ pub(crate) fn check(shape: Shape, instance: &Value) -> Result<(), String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_shape_compiles_and_checks() {
-        assert!(check(Shape::ReadBlobParams, &json!({"blobs": ["blob:sha256:00"]})).is_ok());
-        let err = check(Shape::ReadBlobParams, &json!({"blobs": ["nope"], "x": 1})).unwrap_err();
-        assert!(!err.is_empty());
-        assert!(check(Shape::ListTreeParams, &json!({})).is_ok());
-        assert!(check(Shape::Policy, &json!({})).is_err());
-        assert!(check(Shape::InitializeResult, &json!({})).is_err());
-        assert!(check(Shape::EvaluateParams, &json!({"callSite": "gate"})).is_err());
-        assert!(check(Shape::Assessment, &json!({"status": "complete"})).is_err());
-    }
-}
-
 /// Checks `instance` against a `$defs` entry of `outer-host.schema.json` (tests of the answers).
 #[cfg(test)]
 pub(crate) fn check_outer(def: &str, instance: &Value) -> Result<(), String> {
@@ -148,9 +131,8 @@ pub(crate) fn check_outer(def: &str, instance: &Value) -> Result<(), String> {
             let mut registry = jsonschema::Registry::new();
             for text in SCHEMAS {
                 let schema: Value = serde_json::from_str(text).unwrap();
-                registry = registry
-                    .add(schema["$id"].as_str().unwrap().to_owned(), schema)
-                    .unwrap();
+                let id = String::from(schema["$id"].as_str().unwrap());
+                registry = registry.add(id, schema).unwrap();
             }
             let registry = registry.prepare().unwrap();
             let v = jsonschema::options()
@@ -170,5 +152,22 @@ pub(crate) fn check_outer(def: &str, instance: &Value) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{errors:#?}\n{instance:#}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shape_compiles_and_checks() {
+        assert!(check(Shape::ReadBlobParams, &json!({"blobs": ["blob:sha256:00"]})).is_ok());
+        let err = check(Shape::ReadBlobParams, &json!({"blobs": ["nope"], "x": 1})).unwrap_err();
+        assert!(!err.is_empty());
+        assert!(check(Shape::ListTreeParams, &json!({})).is_ok());
+        assert!(check(Shape::Policy, &json!({})).is_err());
+        assert!(check(Shape::InitializeResult, &json!({})).is_err());
+        assert!(check(Shape::EvaluateParams, &json!({"callSite": "gate"})).is_err());
+        assert!(check(Shape::Assessment, &json!({"status": "complete"})).is_err());
     }
 }

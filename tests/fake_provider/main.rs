@@ -82,10 +82,10 @@ struct Fake {
 
 impl Fake {
     fn log(&self, event: &str, data: Value) {
-        if let Ok(mut file) = self.record.lock() {
-            if let Some(file) = file.as_mut() {
-                let _ = writeln!(file, "{}", json!({"event": event, "data": data}));
-            }
+        if let Ok(mut file) = self.record.lock()
+            && let Some(file) = file.as_mut()
+        {
+            let _ = writeln!(file, "{}", json!({"event": event, "data": data}));
         }
     }
 }

@@ -290,9 +290,8 @@ pub(crate) fn valid(def: &str, value: &Value) {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let schema: Value =
             serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
-        registry = registry
-            .add(schema["$id"].as_str().unwrap().to_owned(), schema)
-            .unwrap();
+        let id = String::from(schema["$id"].as_str().unwrap());
+        registry = registry.add(id, schema).unwrap();
     }
     let registry = registry.prepare().unwrap();
     let validator = jsonschema::options()

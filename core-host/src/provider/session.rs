@@ -374,7 +374,9 @@ fn integrity_of(program: &str, cwd: &Path) -> String {
             .find(|candidate| candidate.is_file())
             .unwrap_or_else(|| PathBuf::from(program))
     };
-    static CACHE: Mutex<Vec<(PathBuf, u64, Option<SystemTime>, String)>> = Mutex::new(Vec::new());
+    /// Path, size and modification time of a hashed executable, and its digest.
+    type Hashed = (PathBuf, u64, Option<SystemTime>, String);
+    static CACHE: Mutex<Vec<Hashed>> = Mutex::new(Vec::new());
     let Ok(meta) = std::fs::metadata(&path) else {
         return "sha256:unknown".to_owned();
     };

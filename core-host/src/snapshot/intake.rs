@@ -42,12 +42,12 @@ pub(crate) fn intake(
         .unwrap_or_default();
     for change in changes {
         for key in ["path", "from"] {
-            if let Some(path) = change[key].as_str() {
-                if !is_plain_relative(path) {
-                    return Err(format!(
-                        "changeset path {path:?} is not a plain relative path"
-                    ));
-                }
+            if let Some(path) = change[key].as_str()
+                && !is_plain_relative(path)
+            {
+                return Err(format!(
+                    "changeset path {path:?} is not a plain relative path"
+                ));
             }
         }
     }
@@ -81,12 +81,10 @@ pub(crate) fn intake(
         }
         match (kind, change["after"].as_str()) {
             (_, Some(after)) => check_after(workspace, path, after, &mut out),
-            ("delete", None) => {
-                if workspace.read_worktree(path).is_ok() {
-                    out.stale.push(format!(
-                        "{path} is deleted in the changeset but present in the working tree"
-                    ));
-                }
+            ("delete", None) if workspace.read_worktree(path).is_ok() => {
+                out.stale.push(format!(
+                    "{path} is deleted in the changeset but present in the working tree"
+                ));
             }
             ("rename", None) => {
                 if let Some(before) = change["before"].as_str() {
