@@ -290,6 +290,25 @@ fn the_json_rpc_peer_knows_no_asp() {
         "the peer is JSON-RPC only (no proto, model or ASP method names):\n{}",
         offenders.join("\n")
     );
+
+#[test]
+fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
+    let closure = dependency_closure();
+    let front_ends = ["mcp-adapter", "lsp-adapter", "sarif-export"];
+    let mut problems = Vec::new();
+    for front_end in front_ends {
+        if closure["core-host"].contains(front_end) {
+            problems.push(format!("core-host depends on the adapter {front_end}"));
+        }
+        if closure[front_end].contains("core-host") {
+            problems.push(format!("{front_end} depends on core-host"));
+        }
+    }
+    if closure["bridge-core"].contains("core-host") {
+        problems.push("bridge-core depends on core-host".to_owned());
+    }
+    assert!(closure["core-host"].contains("bridge-core"), "core-host stands on bridge-core");
+    assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]
