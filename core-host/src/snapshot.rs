@@ -61,7 +61,12 @@ pub(crate) struct Workspace {
     trees: Mutex<HashMap<String, Arc<Vec<TreeEntry>>>>,
     /// git object id → ASP blob id, and back.
     ids: Mutex<(HashMap<String, String>, HashMap<String, String>)>,
+    /// Baseline blobs by git object id (immutable), up to [`BLOB_CACHE_BYTES`] of content.
+    blobs: Mutex<(HashMap<String, Blob>, usize)>,
 }
+
+/// Bytes of baseline content kept between requests.
+const BLOB_CACHE_BYTES: usize = 64 << 20;
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -86,6 +91,7 @@ impl Workspace {
             baseline: Mutex::new(stamp(tree)),
             trees: Mutex::new(HashMap::new()),
             ids: Mutex::new((HashMap::new(), HashMap::new())),
+            blobs: Mutex::new((HashMap::new(), 0)),
         })
     }
 
@@ -140,8 +146,18 @@ impl Workspace {
 
     /// The blob of a git object (its bytes when within the cap). Blocking.
     pub(crate) fn git_blob(&self, oid: &str) -> Result<Blob> {
+        if let Some(blob) = self.blobs.lock().ok().and_then(|b| b.0.get(oid).cloned()) {
+            return Ok(blob);
+        }
         let blob = git::cat_blob(&self.root, oid)?;
         self.remember(oid, &blob.id);
+        if let (Ok(mut cache), Some(bytes)) = (self.blobs.lock(), &blob.bytes) {
+            if cache.1 + bytes.len() > BLOB_CACHE_BYTES {
+                *cache = (HashMap::new(), 0);
+            }
+            cache.1 += bytes.len();
+            cache.0.insert(oid.to_owned(), blob.clone());
+        }
         Ok(blob)
     }
 

@@ -430,3 +430,18 @@ async fn core_provider_quarantined() {
     assert_eq!(status["servers"][0]["state"], "quarantined");
     host.finish().await;
 }
+
+#[tokio::test]
+async fn core_host_decision_authoritative() {
+    // A provider that claims `decision: allow` does not decide: the host's envelope does.
+    let repo = Repo::new();
+    repo.write("a.txt", "FAKE-ERROR\n");
+    let config = Config::new(&[Provider::fake("host-owned")]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("interactive").await;
+    assert_indeterminate(&verdict, "malformed");
+    assert_eq!(verdict["receipt"]["host"]["name"], "asp-bridge-host");
+    assert_eq!(verdict["receipt"]["kind"], "evaluate");
+    assert_eq!(verdict["requestDigest"], verdict["receipt"]["requestDigest"]);
+    host.finish().await;
+}

@@ -1,0 +1,142 @@
+//! Benchmark of the embedded host against a floor measured in the same run, printed as a ratio.
+//!
+//! Run with `cargo bench -p asp-bridge --bench host` (or `scripts/bench.sh` for every benchmark).
+//! Warm `host/evaluateChangeset` calls through `asp-bridge host serve` with the fake provider
+//! enrolled, vs warm `check/evaluate` calls straight to another fake provider process over the same
+//! kind of pipe, with the callbacks it makes (`workspace/readBlob`) served by the floor client
+//! from memory; interleaved call by call; p50, p99, overhead.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bridge_core::ExitStatus;
+use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::peer::{BoxFuture, CallOptions, ExitProbe, Handler, IncomingRequest, NoRequests, Peer, PeerConfig};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+
+const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-provider");
+const CALLS: usize = 300;
+const WARM_UP: usize = 20;
+
+fn git(repo: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=b", "-c", "user.email=b@b", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git")
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// Serves `workspace/readBlob` from memory, as cheaply as a host could.
+struct Blobs(HashMap<String, String>);
+
+impl Handler for Blobs {
+    fn request(&self, request: IncomingRequest) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+        let params: Value = request.params().unwrap_or_default();
+        let blobs: Vec<Value> = params["blobs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|id| id.as_str())
+            .map(|id| json!({"id": id, "encoding": "utf-8", "bytes": self.0.get(id).cloned().unwrap_or_default()}))
+            .collect();
+        let answer = json!({"blobs": blobs}).to_string();
+        Box::pin(async move { Ok(RawValue::from_string(answer).expect("json")) })
+    }
+}
+
+fn connect(child: &mut tokio::process::Child, handler: Arc<dyn Handler>) -> Peer {
+    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let probe: ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+    Peer::connect(BufReader::new(stdout), stdin, PeerConfig::default(), handler, probe)
+}
+
+fn spawn(program: &str, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn")
+}
+
+async fn call(peer: &Peer, method: &str, params: &Value) -> Value {
+    let options = CallOptions { timeout: Some(Duration::from_secs(30)), progress: None };
+    let raw = peer.request_raw(method, Some(params), options).await.expect(method);
+    serde_json::from_str(raw.get()).expect("json")
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().canonicalize().expect("repo");
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("a.txt"), "first\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let text = "second line FAKE-WARNING\n";
+    std::fs::write(repo.join("a.txt"), text).expect("write");
+    let config = dir.path().join("host.toml");
+    std::fs::write(
+        &config,
+        format!("[hygiene]\nenabled = false\n[[provider]]\nid = \"fake\"\ncommand = [{FAKE:?}]\nrequired-for = [\"interactive\"]\n"),
+    )
+    .expect("config");
+
+    let mut host_child = spawn(BRIDGE, &["host", "serve", "--repo", repo.to_str().expect("utf-8"), "--config", config.to_str().expect("utf-8")]);
+    let host = connect(&mut host_child, Arc::new(NoRequests));
+    let status = call(&host, "host/status", &json!({})).await;
+    let baseline = status["workspace"]["baseline"].clone();
+    let changeset = serde_json::to_value(bridge_core::changeset::from_working_tree(&repo, &baseline, None).expect("changeset")).expect("json");
+    let evaluate = json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
+
+    let after = changeset["changes"][0]["after"].as_str().expect("after").to_owned();
+    let mut provider_child = spawn(FAKE, &[]);
+    let provider = connect(&mut provider_child, Arc::new(Blobs(HashMap::from([(after, text.to_owned())]))));
+    let init = json!({"protocolVersion": "asp/1.0", "host": {"name": "bench", "version": "0"},
+        "workspace": {"root": repo, "baseline": baseline}});
+    call(&provider, "initialize", &init).await;
+    provider
+        .notify("initialized", Some(&json!({"grantedPermissions": {"read": ["**"], "write": false, "network": false, "resourceLimits": {}}, "baseline": baseline})))
+        .expect("initialized");
+    let check = json!({"changeset": changeset, "scope": "changeset", "comparison": "all", "changesetDigest": "sha256:bench"});
+
+    let (mut through, mut direct) = (Vec::new(), Vec::new());
+    for i in 0..WARM_UP + CALLS {
+        let started = Instant::now();
+        let verdict = call(&host, "host/evaluateChangeset", &evaluate).await;
+        let host_time = started.elapsed();
+        assert_eq!(verdict["decision"], "allow", "{verdict}");
+        let started = Instant::now();
+        let assessment = call(&provider, "check/evaluate", &check).await;
+        let direct_time = started.elapsed();
+        assert_eq!(assessment["status"], "complete");
+        if i >= WARM_UP {
+            through.push(host_time);
+            direct.push(direct_time);
+        }
+    }
+    through.sort();
+    direct.sort();
+    let (h50, d50) = (quantile(&through, 0.5), quantile(&direct, 0.5));
+    println!("embedded host: warm host/evaluateChangeset vs direct check/evaluate to the same fake provider ({CALLS} calls, interleaved)");
+    println!("  through the host  p50 {h50:>10.2?}  p99 {:>10.2?}", quantile(&through, 0.99));
+    println!("  direct            p50 {d50:>10.2?}  p99 {:>10.2?}", quantile(&direct, 0.99));
+    println!("  ratio p50 {:.2}x, overhead p50 {:.2?}", h50.as_secs_f64() / d50.as_secs_f64(), h50.saturating_sub(d50));
+}
