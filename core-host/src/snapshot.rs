@@ -57,6 +57,8 @@ pub(crate) struct TreeEntry {
 /// The workspace root and what the host knows of its git state.
 pub(crate) struct Workspace {
     root: PathBuf,
+    /// What `HEAD` looked like when the baseline was last checked (to skip git when unchanged).
+    head: Mutex<(git::HeadWatch, Option<git::HeadStamp>)>,
     baseline: Mutex<Baseline>,
     trees: Mutex<HashMap<String, Arc<Vec<TreeEntry>>>>,
     /// git object id → ASP blob id, and back.
@@ -79,14 +81,31 @@ impl std::fmt::Debug for Workspace {
 impl Workspace {
     /// Opens `root`, which must be inside a git repository. Blocking.
     pub(crate) fn open(root: &Path) -> Result<Workspace> {
-        git::run(root, &["rev-parse", "--git-dir"]).map_err(|e| {
+        let dirs = git::run(
+            root,
+            &["rev-parse", "--absolute-git-dir", "--git-common-dir"],
+        )
+        .map_err(|e| {
             Error::Input(format!(
                 "{} is not inside a git repository ({e})",
                 root.display()
             ))
         })?;
+        let dirs = String::from_utf8_lossy(&dirs).into_owned();
+        let mut lines = dirs.lines();
+        let git_dir = PathBuf::from(lines.next().unwrap_or_default());
+        let common = lines.next().map_or_else(
+            || git_dir.clone(),
+            |c| {
+                let c = PathBuf::from(c);
+                if c.is_absolute() { c } else { root.join(c) }
+            },
+        );
+        let head = git::HeadWatch::new(git_dir, common);
+        let stamp_now = head.stamp();
         let tree = git::head_tree(root)?;
         Ok(Workspace {
+            head: Mutex::new((head, stamp_now)),
             root: root.to_path_buf(),
             baseline: Mutex::new(stamp(tree)),
             trees: Mutex::new(HashMap::new()),
@@ -109,6 +128,14 @@ impl Workspace {
 
     /// The baseline now: restamped when `HEAD`'s tree moved. The bool says whether it moved. Blocking.
     pub(crate) fn refresh(&self) -> Result<(Baseline, bool)> {
+        {
+            let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+            let now = head.0.stamp();
+            if now.is_some() && now == head.1 {
+                return Ok((self.baseline(), false));
+            }
+            head.1 = now;
+        }
         let tree = git::head_tree(&self.root)?;
         let mut current = self.baseline.lock().unwrap_or_else(|p| p.into_inner());
         if current.tree == tree {

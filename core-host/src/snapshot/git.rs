@@ -2,7 +2,8 @@
 //! Paths are data (`--literal-pathspecs`); nothing here writes to the repository.
 
 use std::io::Read as _;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::{Blob, TreeEntry, hash_stream};
@@ -113,4 +114,52 @@ pub(crate) fn cat_blob(repo: &Path, oid: &str) -> Result<Blob> {
         )));
     }
     blob.map_err(|e| Error::io("reading a git blob", e))
+}
+
+/// The files that say where `HEAD` points: `HEAD` itself, the ref it names, `packed-refs`.
+#[derive(Debug)]
+pub(crate) struct HeadWatch {
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+}
+
+/// What those files looked like: `HEAD`'s text and each file's inode, size and modification time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HeadStamp {
+    head: String,
+    files: Vec<Option<(u64, u64, i64, i64)>>,
+}
+
+impl HeadWatch {
+    pub(crate) fn new(git_dir: PathBuf, common_dir: PathBuf) -> HeadWatch {
+        HeadWatch {
+            git_dir,
+            common_dir,
+        }
+    }
+
+    /// `None` when `HEAD` cannot be read (then git is always asked).
+    pub(crate) fn stamp(&self) -> Option<HeadStamp> {
+        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let mut paths = vec![
+            self.git_dir.join("HEAD"),
+            self.common_dir.join("packed-refs"),
+        ];
+        if let Some(reference) = head.trim().strip_prefix("ref: ") {
+            if reference.split('/').any(|s| s == ".." || s.is_empty()) {
+                return None;
+            }
+            paths.push(self.common_dir.join(reference));
+            paths.push(self.git_dir.join(reference));
+        }
+        let files = paths
+            .iter()
+            .map(|p| {
+                std::fs::metadata(p)
+                    .ok()
+                    .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+            })
+            .collect();
+        Some(HeadStamp { head, files })
+    }
 }
