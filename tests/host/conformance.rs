@@ -442,6 +442,9 @@ async fn core_host_decision_authoritative() {
     assert_indeterminate(&verdict, "malformed");
     assert_eq!(verdict["receipt"]["host"]["name"], "asp-bridge-host");
     assert_eq!(verdict["receipt"]["kind"], "evaluate");
-    assert_eq!(verdict["requestDigest"], verdict["receipt"]["requestDigest"]);
+    assert_eq!(
+        verdict["requestDigest"],
+        verdict["receipt"]["requestDigest"]
+    );
     host.finish().await;
 }

@@ -160,10 +160,24 @@ async fn a_cancelled_evaluation_cancels_the_provider_request() {
     let host = Host::start(repo.path(), &config);
     let changeset = host.changeset().await;
     let params = json!({"callSite": "interactive", "changeset": changeset});
-    let options = bridge_core::peer::CallOptions { timeout: Some(std::time::Duration::from_millis(800)), progress: None };
-    let outcome = host.peer.request_raw("host/evaluateChangeset", Some(&params), options).await;
-    assert!(outcome.is_err(), "the caller gave up and sent $/cancelRequest");
+    let options = bridge_core::peer::CallOptions {
+        timeout: Some(std::time::Duration::from_millis(800)),
+        progress: None,
+    };
+    let outcome = host
+        .peer
+        .request_raw("host/evaluateChangeset", Some(&params), options)
+        .await;
+    assert!(
+        outcome.is_err(),
+        "the caller gave up and sent $/cancelRequest"
+    );
     host.finish().await;
     let record = config.record("fake");
-    assert!(record.iter().any(|r| r["event"] == "check/evaluate.cancelled"), "{record:#?}");
+    assert!(
+        record
+            .iter()
+            .any(|r| r["event"] == "check/evaluate.cancelled"),
+        "{record:#?}"
+    );
 }

@@ -186,3 +186,39 @@ fn a_configuration_error_names_file_line_and_key() {
     );
     assert!(output.stdout.is_empty());
 }
+
+#[tokio::test]
+async fn the_configuration_comes_from_asp_bridge_config_or_the_xdg_location() {
+    let repo = Repo::new();
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start_env(repo.path(), &[], &[("ASP_BRIDGE_CONFIG", &config.file())]);
+    let status = host.status().await;
+    assert_eq!(status["servers"][0]["id"], "fake");
+    host.finish().await;
+
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(xdg.path().join("asp-bridge")).unwrap();
+    std::fs::copy(config.file(), xdg.path().join("asp-bridge/host.toml")).unwrap();
+    let host = Host::start_env(repo.path(), &[], &[("XDG_CONFIG_HOME", xdg.path())]);
+    assert_eq!(host.status().await["servers"][0]["id"], "fake");
+    host.finish().await;
+
+    // No configuration at all: the built-in hygiene provider, started as this executable.
+    let empty = tempfile::tempdir().unwrap();
+    let host = Host::start_env(
+        repo.path(),
+        &[],
+        &[("XDG_CONFIG_HOME", empty.path()), ("HOME", empty.path())],
+    );
+    let status = host.status().await;
+    let servers = status["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 1);
+    assert_eq!(servers[0]["id"], "hygiene");
+    assert_eq!(servers[0]["requiredFor"], json!(["interactive", "sweep"]));
+    assert!(
+        servers[0]["detail"].as_str().unwrap().contains(ASP_BRIDGE),
+        "{:#}",
+        servers[0]
+    );
+    host.finish().await;
+}

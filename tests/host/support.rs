@@ -197,10 +197,16 @@ impl Host {
     }
 
     pub(crate) fn start_with(repo: &Path, args: &[&str]) -> Host {
+        Host::start_env(repo, args, &[])
+    }
+
+    pub(crate) fn start_env(repo: &Path, args: &[&str], env: &[(&str, &Path)]) -> Host {
         let mut child = tokio::process::Command::new(ASP_BRIDGE)
             .args(["host", "serve", "--repo"])
             .arg(repo)
             .args(args)
+            .env_remove("ASP_BRIDGE_CONFIG")
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
             .env("ASP_BRIDGE_LOG", "info")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
