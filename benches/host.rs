@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use bridge_core::ExitStatus;
 use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{BoxFuture, CallOptions, ExitProbe, Handler, IncomingRequest, NoRequests, Peer, PeerConfig};
+use bridge_core::peer::{
+    BoxFuture, CallOptions, ExitProbe, Handler, IncomingRequest, NoRequests, Peer, PeerConfig,
+};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::BufReader;
@@ -28,7 +30,14 @@ fn git(repo: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["-c", "user.name=b", "-c", "user.email=b@b", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()
         .expect("git")
@@ -41,7 +50,10 @@ fn git(repo: &Path, args: &[&str]) {
 struct Blobs(HashMap<String, String>);
 
 impl Handler for Blobs {
-    fn request(&self, request: IncomingRequest) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+    fn request(
+        &self,
+        request: IncomingRequest,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
         let params: Value = request.params().unwrap_or_default();
         let blobs: Vec<Value> = params["blobs"]
             .as_array()
@@ -56,9 +68,18 @@ impl Handler for Blobs {
 }
 
 fn connect(child: &mut tokio::process::Child, handler: Arc<dyn Handler>) -> Peer {
-    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let (stdin, stdout) = (
+        child.stdin.take().expect("stdin"),
+        child.stdout.take().expect("stdout"),
+    );
     let probe: ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
-    Peer::connect(BufReader::new(stdout), stdin, PeerConfig::default(), handler, probe)
+    Peer::connect(
+        BufReader::new(stdout),
+        stdin,
+        PeerConfig::default(),
+        handler,
+        probe,
+    )
 }
 
 fn spawn(program: &str, args: &[&str]) -> tokio::process::Child {
@@ -73,8 +94,14 @@ fn spawn(program: &str, args: &[&str]) -> tokio::process::Child {
 }
 
 async fn call(peer: &Peer, method: &str, params: &Value) -> Value {
-    let options = CallOptions { timeout: Some(Duration::from_secs(30)), progress: None };
-    let raw = peer.request_raw(method, Some(params), options).await.expect(method);
+    let options = CallOptions {
+        timeout: Some(Duration::from_secs(30)),
+        progress: None,
+    };
+    let raw = peer
+        .request_raw(method, Some(params), options)
+        .await
+        .expect(method);
     serde_json::from_str(raw.get()).expect("json")
 }
 
@@ -99,16 +126,35 @@ async fn main() {
     )
     .expect("config");
 
-    let mut host_child = spawn(BRIDGE, &["host", "serve", "--repo", repo.to_str().expect("utf-8"), "--config", config.to_str().expect("utf-8")]);
+    let mut host_child = spawn(
+        BRIDGE,
+        &[
+            "host",
+            "serve",
+            "--repo",
+            repo.to_str().expect("utf-8"),
+            "--config",
+            config.to_str().expect("utf-8"),
+        ],
+    );
     let host = connect(&mut host_child, Arc::new(NoRequests));
     let status = call(&host, "host/status", &json!({})).await;
     let baseline = status["workspace"]["baseline"].clone();
-    let changeset = serde_json::to_value(bridge_core::changeset::from_working_tree(&repo, &baseline, None).expect("changeset")).expect("json");
+    let changeset = serde_json::to_value(
+        bridge_core::changeset::from_working_tree(&repo, &baseline, None).expect("changeset"),
+    )
+    .expect("json");
     let evaluate = json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
 
-    let after = changeset["changes"][0]["after"].as_str().expect("after").to_owned();
+    let after = changeset["changes"][0]["after"]
+        .as_str()
+        .expect("after")
+        .to_owned();
     let mut provider_child = spawn(FAKE, &[]);
-    let provider = connect(&mut provider_child, Arc::new(Blobs(HashMap::from([(after, text.to_owned())]))));
+    let provider = connect(
+        &mut provider_child,
+        Arc::new(Blobs(HashMap::from([(after, text.to_owned())]))),
+    );
     let init = json!({"protocolVersion": "asp/1.0", "host": {"name": "bench", "version": "0"},
         "workspace": {"root": repo, "baseline": baseline}});
     call(&provider, "initialize", &init).await;
@@ -135,8 +181,20 @@ async fn main() {
     through.sort();
     direct.sort();
     let (h50, d50) = (quantile(&through, 0.5), quantile(&direct, 0.5));
-    println!("embedded host: warm host/evaluateChangeset vs direct check/evaluate to the same fake provider ({CALLS} calls, interleaved)");
-    println!("  through the host  p50 {h50:>10.2?}  p99 {:>10.2?}", quantile(&through, 0.99));
-    println!("  direct            p50 {d50:>10.2?}  p99 {:>10.2?}", quantile(&direct, 0.99));
-    println!("  ratio p50 {:.2}x, overhead p50 {:.2?}", h50.as_secs_f64() / d50.as_secs_f64(), h50.saturating_sub(d50));
+    println!(
+        "embedded host: warm host/evaluateChangeset vs direct check/evaluate to the same fake provider ({CALLS} calls, interleaved)"
+    );
+    println!(
+        "  through the host  p50 {h50:>10.2?}  p99 {:>10.2?}",
+        quantile(&through, 0.99)
+    );
+    println!(
+        "  direct            p50 {d50:>10.2?}  p99 {:>10.2?}",
+        quantile(&direct, 0.99)
+    );
+    println!(
+        "  ratio p50 {:.2}x, overhead p50 {:.2?}",
+        h50.as_secs_f64() / d50.as_secs_f64(),
+        h50.saturating_sub(d50)
+    );
 }

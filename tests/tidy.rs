@@ -307,7 +307,10 @@ fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
     if closure["bridge-core"].contains("core-host") {
         problems.push("bridge-core depends on core-host".to_owned());
     }
-    assert!(closure["core-host"].contains("bridge-core"), "core-host stands on bridge-core");
+    assert!(
+        closure["core-host"].contains("bridge-core"),
+        "core-host stands on bridge-core"
+    );
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
