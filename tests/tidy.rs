@@ -290,6 +290,7 @@ fn the_json_rpc_peer_knows_no_asp() {
         "the peer is JSON-RPC only (no proto, model or ASP method names):\n{}",
         offenders.join("\n")
     );
+}
 
 #[test]
 fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
