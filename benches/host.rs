@@ -181,18 +181,18 @@ async fn main() {
     through.sort();
     direct.sort();
     let (h50, d50) = (quantile(&through, 0.5), quantile(&direct, 0.5));
-    println!(
+    eprintln!(
         "embedded host: warm host/evaluateChangeset vs direct check/evaluate to the same fake provider ({CALLS} calls, interleaved)"
     );
-    println!(
+    eprintln!(
         "  through the host  p50 {h50:>10.2?}  p99 {:>10.2?}",
         quantile(&through, 0.99)
     );
-    println!(
+    eprintln!(
         "  direct            p50 {d50:>10.2?}  p99 {:>10.2?}",
         quantile(&direct, 0.99)
     );
-    println!(
+    eprintln!(
         "  ratio p50 {:.2}x, overhead p50 {:.2?}",
         h50.as_secs_f64() / d50.as_secs_f64(),
         h50.saturating_sub(d50)
