@@ -34,7 +34,7 @@ fn main() -> ExitCode {
             Command::Mcp(args) => commands::mcp::run(args).await.map(done),
             Command::Lsp(args) => commands::lsp::run(args).await,
             Command::Provider(args) => commands::provider::run(args).await.map(done),
-            Command::Host(args) => commands::host::run(args).await,
+            Command::Host(args) => commands::host::run(args).await.map(done),
         }
     });
     // Background tasks (a host's stderr drain, a stuck writer) must not keep the process alive.
