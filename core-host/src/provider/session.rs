@@ -118,7 +118,7 @@ impl Session {
                 if let Some(identity) = &mut failure.identity {
                     identity.integrity = integrity;
                 }
-                session.stop().await;
+                session.abort().await;
                 Err(failure)
             }
         }
@@ -268,6 +268,13 @@ impl Session {
 
     pub(crate) fn missed_deadlines(&self) -> u32 {
         self.peer.missed_deadlines_in_a_row()
+    }
+
+    /// Stops a process that never completed `initialize`: no `shutdown` is asked.
+    async fn abort(&self) {
+        if let Some(child) = self.child.lock().await.take() {
+            child.stop().await;
+        }
     }
 
     /// Stops the process with the fixed escalation (at most about 5 s).
