@@ -140,10 +140,11 @@ async fn main() {
     let host = connect(&mut host_child, Arc::new(NoRequests));
     let status = call(&host, "host/status", &json!({})).await;
     let baseline = status["workspace"]["baseline"].clone();
-    let changeset = serde_json::to_value(
-        bridge_core::changeset::from_working_tree(&repo, &baseline, None).expect("changeset"),
-    )
-    .expect("json");
+    let built = bridge_core::Worktree::new(&repo)
+        .changeset(&baseline, &bridge_core::worktree::Scope::Changes)
+        .await
+        .expect("changeset");
+    let changeset = serde_json::to_value(built.changeset).expect("json");
     let evaluate = json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
 
     let after = changeset["changes"][0]["after"]

@@ -262,8 +262,11 @@ impl Host {
     pub(crate) async fn changeset(&self) -> Value {
         let status = self.status().await;
         let baseline = status["workspace"]["baseline"].clone();
-        let set = bridge_core::changeset::from_working_tree(&self.repo, &baseline, None).unwrap();
-        serde_json::to_value(set).unwrap()
+        let built = bridge_core::Worktree::new(&self.repo)
+            .changeset(&baseline, &bridge_core::worktree::Scope::Changes)
+            .await
+            .unwrap();
+        serde_json::to_value(built.changeset).unwrap()
     }
 
     /// `host/evaluateChangeset` of the working tree at `call_site`, checked against the schema.
