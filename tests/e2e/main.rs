@@ -4,6 +4,7 @@
 
 mod support;
 
+mod embedded;
 mod faults;
 mod host_choice;
 mod hostile;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The main job, live: a fresh git repository whose changes hold a merge conflict, a private key and
+# an invalid JSON file (next to a clean file), exported as SARIF by asp-bridge on the host it finds.
+# With nothing else installed that is the embedded host and its built-in hygiene provider.
+#
+#   scripts/demo.sh [DIR]      # the repository is made in DIR (default: a new temporary folder)
+#
+# Prints the host choice, `asp-bridge status`, and one line per SARIF result; the log is written to
+# DIR.sarif. ASP_BRIDGE_DEMO_PROFILE=dev uses a debug build instead of the release build.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+repo=${1:-$(mktemp -d)/demo}
+case "${ASP_BRIDGE_DEMO_PROFILE:-release}" in
+  release) build=(--release) ;;
+  dev) build=() ;;
+  *) echo "ASP_BRIDGE_DEMO_PROFILE must be release or dev" >&2; exit 2 ;;
+esac
+
+mkdir -p "$repo"
+repo=$(cd "$repo" && pwd)
+git() { command git -C "$repo" -c user.name=demo -c user.email=demo@example.invalid -c commit.gpgsign=false "$@"; }
+git init -q
+printf 'fn main() {\n    println!("hello");\n}\n' > "$repo/main.rs"
+printf '{\n  "name": "demo"\n}\n' > "$repo/app.json"
+git add -A
+git commit -q -m "a clean start"
+
+# The changes: a conflict left in main.rs, a committed key, a broken JSON file, and a clean file.
+cat > "$repo/main.rs" <<'RS'
+fn main() {
+<<<<<<< HEAD
+    println!("hello");
+=======
+    println!("hello, world");
+>>>>>>> greeting
+}
+RS
+mkdir -p "$repo/deploy"
+printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n' > "$repo/deploy/id_ed25519"
+printf '{\n  "name": "demo",\n  "version": 2,\n}\n' > "$repo/app.json"
+printf 'pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n' > "$repo/lib.rs"
+
+cd "$root"
+cargo build --quiet "${build[@]}" --bin asp-bridge
+bridge=$root/target/$([ "${#build[@]}" -eq 0 ] && echo debug || echo release)/asp-bridge
+echo "== asp-bridge status --repo $repo" >&2
+"$bridge" status --repo "$repo"
+echo "== asp-bridge sarif --repo $repo --output $repo.sarif" >&2
+"$bridge" sarif --repo "$repo" --output "$repo.sarif"
+echo "== results (rule, file:line) in $repo.sarif" >&2
+# One line per result, without any JSON tool: each result of the compact log starts with `{"level":`.
+sed 's/{"level":/\n&/g' "$repo.sarif" | grep '^{"level":.*"ruleId"' | awk '
+  function field(name, pattern) {
+    if (!match($0, "\"" name "\":" pattern)) return "?"
+    value = substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 3)
+    sub(/^"/, "", value)
+    return value
+  }
+  { uri = field("uri", "\"[^\"]*"); line = field("startLine", "[0-9]+"); rule = field("ruleId", "\"[^\"]*")
+    printf "%-28s %s:%s\n", rule, uri, line }'

@@ -1,0 +1,355 @@
+//! The main job with nothing installed: no `asp` on `PATH`, no host command, no configuration. In a
+//! fresh git repository whose changes hold a conflict-marked file, a private key and an invalid JSON
+//! file, `status`, `sarif`, `mcp` and `lsp` all work on the embedded host and its built-in hygiene
+//! provider; the SARIF log (OASIS schema; Microsoft's SARIF Multitool when
+//! `ASP_BRIDGE_SARIF_MULTITOOL` names it) has the hygiene results on those files at the right lines
+//! and none on a clean change; the workspace is left as it was.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::lsp::{frame, frames};
+use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
+
+const LIMIT: Duration = Duration::from_secs(120);
+/// git and sh, and no `asp`.
+const SYSTEM_PATH: &str = "/usr/bin:/bin";
+
+const MERGE: &str =
+    "fn main() {\n<<<<<<< HEAD\n    let x = 1;\n=======\n    let x = 2;\n>>>>>>> topic\n}\n";
+const KEY: &str =
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexample\n-----END RSA PRIVATE KEY-----\n";
+const JSON: &str = "{\n  \"name\": \"demo\",\n  \"version\": 1,,\n}\n";
+const CLEAN: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+/// A fresh repository: one commit, then a change with the three problems and a clean file.
+fn repository() -> Scratch {
+    let scratch = Scratch::git_repo();
+    let root = scratch.path();
+    std::fs::write(root.join("src.rs"), "fn main() {\n}\n").unwrap();
+    scratch.git(&["add", "."]);
+    scratch.git(&["commit", "-q", "-m", "more"]);
+    std::fs::write(root.join("src.rs"), MERGE).unwrap();
+    std::fs::create_dir_all(root.join("deploy")).unwrap();
+    std::fs::write(root.join("deploy/id_rsa"), KEY).unwrap();
+    std::fs::create_dir_all(root.join("config")).unwrap();
+    std::fs::write(root.join("config/app.json"), JSON).unwrap();
+    std::fs::write(root.join("clean.rs"), CLEAN).unwrap();
+    scratch
+}
+
+/// Everything in the workspace that the commands could change: every file's bytes, and git's view.
+fn snapshot(root: &Path) -> (BTreeSet<(String, Vec<u8>)>, String) {
+    fn walk(dir: &Path, root: &Path, out: &mut BTreeSet<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                out.insert((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut files = BTreeSet::new();
+    walk(root, root, &mut files);
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .output()
+        .unwrap();
+    (files, String::from_utf8_lossy(&status.stdout).into_owned())
+}
+
+/// A clean environment: no `asp`, no host command, no configuration anywhere.
+fn clean_env(command: &mut Command, home: &Path) {
+    command
+        .env("PATH", SYSTEM_PATH)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .env_remove("ASP_BRIDGE_CONFIG");
+}
+
+fn run(repo: &Path, home: &Path, args: &[&str]) -> Run {
+    run_bridge_with(args, repo, LIMIT, |c| clean_env(c, home))
+}
+
+/// `(ruleId, uri, startLine)` of every result of the log's first run.
+fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
+    log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let location = &r["locations"][0]["physicalLocation"];
+            (
+                r["ruleId"].as_str().unwrap().to_owned(),
+                location["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                location["region"]["startLine"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn multitool_errors(log: &Path, scratch: &Path) -> Option<Vec<String>> {
+    let multitool = std::env::var_os("ASP_BRIDGE_SARIF_MULTITOOL")?;
+    let report = scratch.join("multitool.sarif");
+    let output = Command::new(multitool)
+        .arg("validate")
+        .arg(log)
+        .args(["--rule-kind", "Sarif;Gh", "--level", "Error;Warning;Note"])
+        .arg("--output")
+        .arg(&report)
+        .args(["--log", "ForceOverwrite"])
+        .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
+        .output()
+        .expect("run the SARIF Multitool");
+    let console = String::from_utf8_lossy(&output.stdout);
+    assert!(console.contains("1 files scanned"), "{console}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    Some(
+        report["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["level"] == "error")
+            .map(|r| r["message"]["text"].to_string())
+            .collect(),
+    )
+}
+
+#[test]
+fn the_main_job_runs_on_the_embedded_host_with_nothing_installed() {
+    let scratch = repository();
+    let repo = scratch.path().canonicalize().unwrap();
+    let outside = Scratch::new();
+    let home = outside.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let before = snapshot(&repo);
+    let repo_arg = repo.to_str().unwrap();
+
+    let status = run(&repo, &home, &["status", "--repo", repo_arg]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    assert!(
+        status.stderr.contains("asp-bridge uses the embedded host"),
+        "{}",
+        status.stderr
+    );
+    assert!(
+        status.stdout.starts_with("host       "),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("hygiene"),
+        "the built-in provider is enrolled: {}",
+        status.stdout
+    );
+
+    let log_path = outside.path().join("hygiene.sarif");
+    let sarif = run(
+        &repo,
+        &home,
+        &[
+            "sarif",
+            "--repo",
+            repo_arg,
+            "--output",
+            log_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&log_path).unwrap()).unwrap();
+    let errors = sarif_export::schema::errors(&log);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let found = results(&log);
+    for expected in [
+        ("hygiene/merge-conflict", "src.rs", 2),
+        ("hygiene/private-key", "deploy/id_rsa", 1),
+        ("hygiene/json-syntax", "config/app.json", 3),
+    ] {
+        assert!(
+            found.contains(&(expected.0.into(), expected.1.into(), expected.2)),
+            "{expected:?} in {found:#?}"
+        );
+    }
+    assert!(
+        found.iter().all(|(_, uri, _)| uri != "clean.rs"),
+        "nothing on the clean file: {found:#?}"
+    );
+    if let Some(errors) = multitool_errors(&log_path, outside.path()) {
+        assert!(errors.is_empty(), "Multitool errors: {errors:#?}");
+    }
+
+    let mcp = mcp_diagnostics(&repo, &home);
+    let text = mcp.to_string();
+    for code in [
+        "hygiene/merge-conflict",
+        "hygiene/private-key",
+        "hygiene/json-syntax",
+    ] {
+        assert!(text.contains(code), "{code} in the MCP result: {mcp:#}");
+    }
+
+    let published = lsp_diagnostics(&repo, &home, "config/app.json", JSON);
+    assert_eq!(published["code"], "hygiene/json-syntax", "{published:#}");
+    assert_eq!(published["range"]["start"]["line"], 2, "{published:#}");
+
+    assert_eq!(snapshot(&repo), before, "the workspace is unchanged");
+    scratch.assert_no_orphans();
+}
+
+#[test]
+fn a_clean_change_has_no_hygiene_results() {
+    let scratch = Scratch::git_repo();
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::write(repo.join("clean.rs"), CLEAN).unwrap();
+    std::fs::write(repo.join("README.txt"), "hello\nworld\n").unwrap();
+    let outside = Scratch::new();
+    let home = outside.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let log_path = outside.path().join("clean.sarif");
+    let sarif = run(
+        &repo,
+        &home,
+        &[
+            "sarif",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--output",
+            log_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&log_path).unwrap()).unwrap();
+    assert!(sarif_export::schema::errors(&log).is_empty());
+    assert_eq!(results(&log), BTreeSet::new());
+    scratch.assert_no_orphans();
+}
+
+/// `asp_diagnostics` over a bare MCP client: the tool result.
+fn mcp_diagnostics(repo: &Path, home: &Path) -> Value {
+    let mut command = Command::new(bridge_bin());
+    command.args(["mcp", "--repo"]).arg(repo).current_dir(repo);
+    clean_env(&mut command, home);
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
+    });
+    let mut send = |message: Value| {
+        stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}}}),
+    );
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "asp_diagnostics", "arguments": {}}}),
+    );
+    let result = loop {
+        let line = lines.recv_timeout(LIMIT).expect("an answer to tools/call");
+        let message: Value = serde_json::from_str(&line).expect("only JSON frames on stdout");
+        if message["id"] == 2 {
+            break message["result"].clone();
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    assert_ne!(result["isError"], true, "{result:#}");
+    result
+}
+
+/// Opens `path` in `asp-bridge lsp` and returns the first diagnostic published for it.
+fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) -> Value {
+    let mut command = Command::new(bridge_bin());
+    command
+        .args(["lsp", "--debounce-ms", "0"])
+        .current_dir(repo);
+    clean_env(&mut command, home);
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let frames = frames(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let next = |wanted: &dyn Fn(&Value) -> bool| loop {
+        let message = frames.recv_timeout(LIMIT).expect("the server went silent");
+        if wanted(&message) {
+            return message;
+        }
+    };
+    let root = format!("file://{}", repo.display());
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": root, "capabilities": {}}}),
+        ))
+        .unwrap();
+    next(&|m| m["id"] == 1);
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        ))
+        .unwrap();
+    let uri = format!("{root}/{path}");
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "json", "version": 1, "text": text}}}),
+        ))
+        .unwrap();
+    let published = next(&|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri.as_str()
+            && m["params"]["diagnostics"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["source"] == "hygiene"))
+    });
+    stdin
+        .write_all(&frame(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        ))
+        .unwrap();
+    next(&|m| m["id"] == 2);
+    stdin
+        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
+        .unwrap();
+    let _ = child.wait();
+    published["params"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["source"] == "hygiene")
+        .cloned()
+        .unwrap()
+}
