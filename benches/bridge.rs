@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 use bridge_core::{HostCommand, HostConfig, HostProcess};
 use serde_json::{Value, json};
 
-const FAKE_HOST: &str = env!("CARGO_BIN_EXE_fake-host");
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
 
 const CALLS: usize = 20_000;
@@ -156,8 +155,13 @@ impl LineClient {
     }
 }
 
+/// The fake host (`test-support`'s `fake-host`), built next to the bridge.
+fn fake_host_path() -> String {
+    test_support::fake_host_bin(BRIDGE).display().to_string()
+}
+
 fn fake_host() -> LineClient {
-    LineClient::spawn(&mut Command::new(FAKE_HOST))
+    LineClient::spawn(&mut Command::new(test_support::fake_host_bin(BRIDGE)))
 }
 
 /// The host of the round trip: the fake host, or a Python NDJSON host
@@ -174,7 +178,7 @@ fn round_trip_host() -> Vec<String> {
                 status.display().to_string(),
             ]
         }
-        _ => vec![FAKE_HOST.to_owned()],
+        _ => vec![fake_host_path()],
     }
 }
 
@@ -183,7 +187,7 @@ fn host_process(host: &[String]) -> LineClient {
 }
 
 fn bridge_mcp(repo: &Path) -> LineClient {
-    bridge_mcp_with(repo, &[FAKE_HOST.to_owned()])
+    bridge_mcp_with(repo, &[fake_host_path()])
 }
 
 fn bridge_mcp_with(repo: &Path, host: &[String]) -> LineClient {
@@ -395,7 +399,7 @@ fn direct_pipelined(calls: usize, window: usize) -> Duration {
 /// The bridge: `window` tasks sharing one `HostClient`, each awaiting typed `host/status` answers.
 async fn bridge_pipelined(calls: usize, window: usize) -> Duration {
     let command = HostCommand {
-        program: FAKE_HOST.into(),
+        program: test_support::fake_host_bin(BRIDGE).display().to_string(),
         args: vec![],
     };
     let config = HostConfig::new(command, std::env::temp_dir());

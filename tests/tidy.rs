@@ -127,9 +127,8 @@ fn files_stay_under_about_800_lines() {
     assert!(big.is_empty(), "split these files: {big:?}");
 }
 
-/// Each workspace crate with every package it reaches through normal dependencies: the external
-/// ones it names and, transitively, those of the workspace crates it depends on.
-fn dependency_closure() -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo metadata` of the workspace's own packages.
+fn metadata() -> serde_json::Value {
     let output = Command::new(env!("CARGO"))
         .args([
             "metadata",
@@ -147,7 +146,13 @@ fn dependency_closure() -> BTreeMap<String, BTreeSet<String>> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let meta: serde_json::Value = serde_json::from_slice(&output.stdout).expect("metadata json");
+    serde_json::from_slice(&output.stdout).expect("metadata json")
+}
+
+/// Each workspace crate with every package it reaches through normal dependencies: the external
+/// ones it names and, transitively, those of the workspace crates it depends on.
+fn dependency_closure() -> BTreeMap<String, BTreeSet<String>> {
+    let meta = metadata();
     let direct: BTreeMap<String, Vec<String>> = meta["packages"]
         .as_array()
         .unwrap()
@@ -329,4 +334,56 @@ fn the_hygiene_provider_knows_no_host_and_no_front_end() {
     ];
     let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
     assert!(found.is_empty(), "hygiene-provider depends on {found:?}");
+}
+
+/// `cargo install --path asp-bridge` installs every binary of the package, so the fake host is not
+/// one: it lives in `test-support`, which is never published and which nothing depends on except as
+/// a dev-dependency.
+#[test]
+fn installing_the_product_does_not_install_the_fake_host() {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let binaries = |package: &serde_json::Value| -> Vec<String> {
+        package["targets"]
+            .as_array()
+            .expect("targets")
+            .iter()
+            .filter(|t| {
+                t["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.iter().any(|k| k == "bin"))
+            })
+            .map(|t| t["name"].as_str().expect("target name").to_owned())
+            .collect()
+    };
+    let product = packages
+        .iter()
+        .find(|p| p["name"] == "asp-bridge")
+        .expect("the asp-bridge package");
+    assert!(
+        !binaries(product).iter().any(|b| b == "fake-host"),
+        "the fake host is a binary of the product: {:?}",
+        binaries(product)
+    );
+    let tools = packages
+        .iter()
+        .find(|p| binaries(p).iter().any(|b| b == "fake-host"))
+        .expect("a package builds the fake host");
+    assert_eq!(tools["name"], "test-support");
+    assert_eq!(
+        tools["publish"],
+        serde_json::json!([]),
+        "test-support is never published"
+    );
+    for package in packages {
+        for dependency in package["dependencies"].as_array().expect("dependencies") {
+            if dependency["name"] == "test-support" {
+                assert_eq!(
+                    dependency["kind"], "dev",
+                    "{} depends on test-support outside its tests",
+                    package["name"]
+                );
+            }
+        }
+    }
 }

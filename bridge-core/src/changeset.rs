@@ -363,25 +363,7 @@ mod tests {
     use serde_json::json;
     use std::process::Command;
 
-    fn sh(repo: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use test_support::git::{Repo, git as sh};
 
     fn rev_parse(repo: &Path, rev: &str) -> String {
         let out = Command::new("git")
@@ -393,15 +375,12 @@ mod tests {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        sh(dir.path(), &["init", "-q"]);
-        std::fs::write(dir.path().join("kept.txt"), "same\n").unwrap();
-        std::fs::write(dir.path().join("edited.txt"), "old\n").unwrap();
-        std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
-        sh(dir.path(), &["add", "."]);
-        sh(dir.path(), &["commit", "-q", "-m", "base"]);
-        dir
+    fn repo() -> Repo {
+        Repo::new(&[
+            ("kept.txt", "same\n"),
+            ("edited.txt", "old\n"),
+            ("gone.txt", "bye\n"),
+        ])
     }
 
     #[test]

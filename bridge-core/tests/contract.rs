@@ -3,7 +3,6 @@
 //! of `host/queryInspect`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use bridge_core::Worktree;
@@ -11,6 +10,7 @@ use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::worktree::Scope;
 use bridge_core::{CallOptions, ClientConfig, ExitStatus, HostClient};
 use serde_json::{Value, json};
+use test_support::git::Repo;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const BASE: &str = "https://covibes.dev/asp/schemas/";
@@ -42,26 +42,6 @@ fn assert_valid(def: &str, instance: &Value) {
     assert!(errors.is_empty(), "{def}: {errors:#?}\n{instance:#}");
 }
 
-fn git(repo: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
 /// Sends one request through a real client and returns it as the host would read it.
 async fn sent(send: impl FnOnce(&HostClient)) -> Value {
     let (bridge, host) = tokio::io::duplex(1 << 20);
@@ -86,14 +66,8 @@ async fn sent(send: impl FnOnce(&HostClient)) -> Value {
 
 #[tokio::test]
 async fn evaluate_changeset_params_match_the_schema() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Repo::new(&[("edited.txt", "before\n"), ("gone.txt", "before\n")]);
     let repo = dir.path();
-    git(repo, &["init", "-q"]);
-    for name in ["edited.txt", "gone.txt"] {
-        std::fs::write(repo.join(name), "before\n").unwrap();
-    }
-    git(repo, &["add", "."]);
-    git(repo, &["commit", "-q", "-m", "base"]);
     std::fs::write(repo.join("edited.txt"), "after\n").unwrap();
     std::fs::remove_file(repo.join("gone.txt")).unwrap();
     std::fs::write(repo.join("new ü.txt"), "new\n").unwrap();

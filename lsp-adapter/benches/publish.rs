@@ -11,7 +11,6 @@
 //! UTF-8 client (columns converted with the document text). Medians of several saves are printed.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,7 +19,10 @@ use bridge_core::source::BoxFuture;
 use bridge_core::{ClientConfig, ExitStatus, HostClient};
 use lsp_adapter::Options;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use test_support::fixture;
+use test_support::git::Repo;
+use test_support::lsp::frame;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
 const LINES: usize = 1_000;
@@ -46,14 +48,6 @@ const SHAPES: [Shape; 2] = [
         on_file: 5_000,
     },
 ];
-
-fn fixture(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/asp")
-        .join(name);
-    serde_json::from_str::<Value>(&std::fs::read_to_string(path).unwrap()).unwrap()["result"]
-        .clone()
-}
 
 /// The decision: the gating fixture with `shape.findings` findings spread over the lines of the
 /// open file (`shape.on_file` of them, evenly among the others) and of 99 other files.
@@ -166,54 +160,13 @@ async fn serve_host(
     }
 }
 
-fn frame(message: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(message).unwrap();
-    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    frame.extend_from_slice(&body);
-    frame
-}
-
+/// The body of the server's next frame.
 async fn read_frame(
     reader: &mut BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
 ) -> Vec<u8> {
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).await.unwrap() > 0,
-            "server output closed"
-        );
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(value) = line.strip_prefix("Content-Length: ") {
-            length = value.parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await.unwrap();
-    body
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=b",
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
+    test_support::lsp::read_frame(reader)
+        .await
+        .expect("server output closed")
 }
 
 fn median(mut values: Vec<Duration>) -> Duration {
@@ -296,13 +249,8 @@ async fn run(
 }
 
 fn main() {
-    let workspace = tempfile::tempdir().unwrap();
-    let root = workspace.path().canonicalize().unwrap();
-    git(&root, &["init", "-q"]);
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(root.join("src/big.ts"), text()).unwrap();
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-q", "-m", "base"]);
+    let workspace = Repo::new(&[("src/big.ts", &text())]);
+    let root = workspace.root();
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -9,12 +9,12 @@ mod adapter {
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use adapter::client::{ERAS, Era, content, open, open_with_budget};
 use adapter::fake_host::{FakeHost, Script};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
+use test_support::git::Repo;
 
 const TOOLS: [&str; 5] = [
     "asp_authority_status",
@@ -25,40 +25,13 @@ const TOOLS: [&str; 5] = [
 ];
 
 /// A git repository with one commit and one modified file (`src/api.ts`).
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    git(dir.path(), &["init", "-q"]);
-    std::fs::create_dir(dir.path().join("src")).unwrap();
-    std::fs::write(dir.path().join("src/api.ts"), "export const a = 1;\n").unwrap();
-    std::fs::write(dir.path().join("README.md"), "hello\n").unwrap();
-    git(dir.path(), &["add", "."]);
-    git(dir.path(), &["commit", "-q", "-m", "base"]);
-    std::fs::write(
-        dir.path().join("src/api.ts"),
-        "export const a = 'sk_live_x';\n",
-    )
-    .unwrap();
-    dir
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git")
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
+fn workspace() -> Repo {
+    let repo = Repo::new(&[
+        ("src/api.ts", "export const a = 1;\n"),
+        ("README.md", "hello\n"),
+    ]);
+    repo.write("src/api.ts", "export const a = 'sk_live_x';\n");
+    repo
 }
 
 fn arguments_for(tool: &str) -> Value {

@@ -11,14 +11,18 @@
 //! the bridge's own frames, with a deadline only against a hang.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::io::Write;
+use std::process::Stdio;
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Scratch, bridge_bin, host_command};
+use test_support::lsp::{frame, frames};
+use test_support::ndjson::json_lines;
+use test_support::process::wait_exit;
+
+use crate::support::{Scratch, bridge, host_command};
 
 /// Against a hang only; a healthy run takes a few seconds.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -58,20 +62,6 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .expect("VmHWM in /proc/<pid>/status")
 }
 
-/// Waits for `child` to end (killing it and failing after `LIMIT`); returns its exit code.
-fn wait_exit(mut child: Child) -> Option<i32> {
-    let pid = child.id();
-    let (done, waiting) = channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait());
-    });
-    let Ok(status) = waiting.recv_timeout(LIMIT) else {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        panic!("asp-bridge still running {LIMIT:?} after its input ended");
-    };
-    status.expect("wait").code()
-}
-
 /// The next message on `messages` (failing after `LIMIT`).
 fn next(messages: &Receiver<Value>, what: &str) -> Value {
     messages
@@ -89,21 +79,6 @@ fn mcp_workspace() -> Scratch {
     scratch
 }
 
-/// NDJSON lines from the bridge's stdout, parsed, on a thread; a line that is not JSON fails the test.
-fn json_lines(stdout: ChildStdout) -> Receiver<Value> {
-    let (sender, receiver) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|_| panic!("not a JSON frame on stdout: {line}"));
-            if sender.send(message).is_err() {
-                return;
-            }
-        }
-    });
-    receiver
-}
-
 fn tool_call(id: i64) -> Value {
     let tool = MCP_TOOLS[id as usize % MCP_TOOLS.len()];
     let arguments = match tool {
@@ -117,17 +92,15 @@ fn tool_call(id: i64) -> Value {
 #[test]
 fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
     let scratch = mcp_workspace();
-    let mut child = Command::new(bridge_bin())
-        .args(["mcp", "--repo"])
-        .arg(scratch.path())
-        .args(["--host-command", &fake(&scratch)])
-        .current_dir(scratch.path())
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn asp-bridge mcp");
+    let repo = scratch.path().to_str().expect("a UTF-8 path");
+    let host = fake(&scratch);
+    let mut child = bridge(
+        &["mcp", "--repo", repo, "--host-command", &host],
+        scratch.path(),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn asp-bridge mcp");
     let pid = child.id();
     let messages = json_lines(child.stdout.take().unwrap());
     let mut stdin = child.stdin.take().unwrap();
@@ -168,7 +141,7 @@ fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
 
     // Closing stdin ends the session; every frame the bridge ever wrote is then read.
     drop(stdin);
-    assert_eq!(wait_exit(child), Some(0));
+    assert_eq!(wait_exit(child, LIMIT), Some(0));
     for message in messages.iter() {
         if let Some(id) = message["id"].as_i64() {
             *answers.entry(id).or_default() += 1;
@@ -241,23 +214,14 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     ignore_the_record(&scratch);
     std::fs::create_dir_all(scratch.path().join("src")).unwrap();
     std::fs::write(scratch.path().join("src/api.ts"), crate::lsp::api_ts()).unwrap();
-    let mut child = Command::new(bridge_bin())
-        .args([
-            "lsp",
-            "--debounce-ms",
-            "0",
-            "--host-command",
-            &fake(&scratch),
-        ])
-        .current_dir(scratch.path())
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+    let host = fake(&scratch);
+    let args = ["lsp", "--debounce-ms", "0", "--host-command", &host];
+    let mut child = bridge(&args, scratch.path())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn asp-bridge lsp");
     let pid = child.id();
-    let frames = crate::lsp::frames(child.stdout.take().unwrap());
+    let frames = frames(child.stdout.take().unwrap());
     let mut stdin = child.stdin.take().unwrap();
 
     let root = format!(
@@ -267,13 +231,13 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     let uri = format!("{root}/src/api.ts");
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"processId": null, "rootUri": root, "capabilities": {}}});
-    stdin.write_all(&crate::lsp::frame(&initialize)).unwrap();
+    stdin.write_all(&frame(&initialize)).unwrap();
     assert_eq!(next(&frames, "initialize")["id"], 1);
     let initialized = json!({"jsonrpc": "2.0", "method": "initialized", "params": {}});
-    stdin.write_all(&crate::lsp::frame(&initialized)).unwrap();
+    stdin.write_all(&frame(&initialized)).unwrap();
     let open = json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
         "textDocument": {"uri": uri, "languageId": "typescript", "version": 1, "text": crate::lsp::api_ts()}}});
-    stdin.write_all(&crate::lsp::frame(&open)).unwrap();
+    stdin.write_all(&frame(&open)).unwrap();
     let opened = next_publish(&frames);
     assert_eq!(opened["version"], 1);
     assert_eq!(
@@ -283,7 +247,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
 
     // The whole burst in one write; the bridge reads it as fast as it can.
     let burst: Vec<u8> = (1..=LSP_CHANGES)
-        .flat_map(|n| crate::lsp::frame(&change(&uri, n)))
+        .flat_map(|n| frame(&change(&uri, n)))
         .collect();
     let started = Instant::now();
     stdin.write_all(&burst).unwrap();
@@ -307,7 +271,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     // A save of the last version (its text is what is on disk) brings the host's answer for it.
     let save = json!({"jsonrpc": "2.0", "method": "textDocument/didSave",
         "params": {"textDocument": {"uri": uri}}});
-    stdin.write_all(&crate::lsp::frame(&save)).unwrap();
+    stdin.write_all(&frame(&save)).unwrap();
     let saved = next_publish(&frames);
     assert_eq!(saved["version"], LSP_CHANGES + 1, "the last version");
     let diagnostic = &saved["diagnostics"][0];
@@ -320,7 +284,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
 
     // Still serving: `shutdown` is answered, then `exit` ends it cleanly.
     let shutdown = json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"});
-    stdin.write_all(&crate::lsp::frame(&shutdown)).unwrap();
+    stdin.write_all(&frame(&shutdown)).unwrap();
     loop {
         let message = next(&frames, "the shutdown answer");
         assert_ne!(
@@ -332,12 +296,10 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
         }
     }
     stdin
-        .write_all(&crate::lsp::frame(
-            &json!({"jsonrpc": "2.0", "method": "exit"}),
-        ))
+        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
         .unwrap();
     drop(stdin);
-    assert_eq!(wait_exit(child), Some(0));
+    assert_eq!(wait_exit(child, LIMIT), Some(0));
     scratch.assert_no_orphans();
     let evaluations = scratch
         .recorded()

@@ -1,15 +1,18 @@
 //! End-to-end tests of `asp-bridge lsp`: the real binary against the fake host, driven by a bare
 //! LSP client over its stdio and by headless Neovim (the editor users have).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Scratch, bridge_bin, host_command};
+use test_support::lsp::{frame, frames};
+use test_support::process::{wait_exit, wait_output};
+
+use crate::support::{Scratch, bridge, bridge_bin, host_command};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -29,42 +32,6 @@ fn workspace() -> (Scratch, String) {
     (scratch, host)
 }
 
-pub(crate) fn frame(message: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(message).unwrap();
-    let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    frame.extend_from_slice(&body);
-    frame
-}
-
-/// Reads LSP frames from the server's stdout on a thread; anything else there fails the test.
-pub(crate) fn frames(stdout: ChildStdout) -> mpsc::Receiver<Value> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        loop {
-            let mut header = String::new();
-            match reader.read_line(&mut header) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let length: usize = header
-                .strip_prefix("Content-Length: ")
-                .and_then(|v| v.trim_end().parse().ok())
-                .unwrap_or_else(|| panic!("not an LSP header on stdout: {header:?}"));
-            let mut blank = String::new();
-            reader.read_line(&mut blank).unwrap();
-            assert_eq!(blank, "\r\n", "one header, then a blank line");
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let message: Value = serde_json::from_slice(&body).expect("a JSON body");
-            if sender.send(message).is_err() {
-                return;
-            }
-        }
-    });
-    receiver
-}
-
 /// The next message satisfying `wanted`.
 fn next(frames: &mpsc::Receiver<Value>, wanted: impl Fn(&Value) -> bool) -> Value {
     loop {
@@ -75,28 +42,14 @@ fn next(frames: &mpsc::Receiver<Value>, wanted: impl Fn(&Value) -> bool) -> Valu
     }
 }
 
-/// Waits for the process to end (failing after `LIMIT`) and returns its exit code.
-fn wait(child: &mut Child) -> Option<i32> {
-    for _ in 0..(LIMIT.as_millis() / 20) {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    panic!("asp-bridge lsp still running {LIMIT:?} after exit");
-}
-
 fn start(scratch: &Scratch, host: &str) -> (Child, mpsc::Receiver<Value>) {
-    let mut child = Command::new(bridge_bin())
-        .args(["lsp", "--debounce-ms", "0", "--host-command", host])
-        .current_dir(scratch.path())
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn asp-bridge lsp");
+    let mut child = bridge(
+        &["lsp", "--debounce-ms", "0", "--host-command", host],
+        scratch.path(),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn asp-bridge lsp");
     let frames = frames(child.stdout.take().unwrap());
     (child, frames)
 }
@@ -160,7 +113,7 @@ fn a_bare_client_gets_the_finding_and_exit_ends_the_server_with_stdin_still_open
         .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
         .unwrap();
     // stdin stays open until the process has ended.
-    assert_eq!(wait(&mut child), Some(0));
+    assert_eq!(wait_exit(child, LIMIT), Some(0));
     drop(stdin);
     scratch.assert_no_orphans();
     let methods: Vec<Value> = scratch
@@ -188,7 +141,7 @@ fn exit_without_shutdown_ends_with_status_1_and_no_orphan() {
     stdin
         .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
         .unwrap();
-    assert_eq!(wait(&mut child), Some(1));
+    assert_eq!(wait_exit(child, LIMIT), Some(1));
     drop(stdin);
     scratch.assert_no_orphans();
 }
@@ -269,16 +222,7 @@ fn neovim_shows_the_hosts_finding_and_stops_the_server_and_host() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn nvim");
-    let (done, finished) = mpsc::channel();
-    let pid = child.id();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let output = finished.recv_timeout(LIMIT).unwrap_or_else(|_| {
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        panic!("nvim still running after {LIMIT:?}");
-    });
-    let output = output.expect("nvim output");
+    let output = wait_output(child, LIMIT);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let diagnostics: Vec<&str> = stdout.lines().filter(|l| l.starts_with("DIAG ")).collect();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Scratch, bridge_bin, fake_host_bin, host_command};
+use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin, host_command};
 
 mod hostile;
 
@@ -81,15 +81,11 @@ struct Bridge {
 
 impl Bridge {
     fn start(scratch: &Scratch, host: &str, extra: &[&str], era: &'static str) -> Bridge {
-        let mut child = Command::new(bridge_bin())
-            .args(["mcp", "--repo"])
-            .arg(scratch.path())
-            .args(["--host-command", host, "--restart-delay-ms", "0"])
+        let repo = scratch.path().to_str().expect("a UTF-8 path");
+        let args = ["mcp", "--repo", repo, "--host-command", host];
+        let mut child = bridge(&args, scratch.path())
+            .args(["--restart-delay-ms", "0"])
             .args(extra)
-            .current_dir(scratch.path())
-            .env_remove("ASP_BRIDGE_HOST_COMMAND")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn asp-bridge mcp");

@@ -1,8 +1,10 @@
-//! Helpers shared by the end-to-end tests: paths of the binaries, runs with a deadline, temp repos,
-//! and the orphan check.
+//! Helpers shared by the end-to-end tests: paths of the binaries, the bridge as a child, runs with a
+//! deadline, scratch repositories, and the orphan check. What other crates' tests need too lives in
+//! `test-support`.
 
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -11,12 +13,28 @@ pub(crate) fn bridge_bin() -> &'static str {
     env!("CARGO_BIN_EXE_asp-bridge")
 }
 
+/// The fake host (`test-support`'s `fake-host`), built next to the bridge.
 pub(crate) fn fake_host_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_fake-host")
+    test_support::fake_host_bin(bridge_bin())
+        .to_str()
+        .expect("a UTF-8 path")
 }
 
 pub(crate) fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+    test_support::fixtures_dir()
+}
+
+/// `asp-bridge args…` in `cwd` with stdin and stdout piped (stderr is the caller's choice), without
+/// the host command of the environment the tests run in.
+pub(crate) fn bridge<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, cwd: &Path) -> Command {
+    let mut command = Command::new(bridge_bin());
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    command
 }
 
 /// A `--host-command` that runs the fake host with `flags`.
@@ -68,23 +86,7 @@ impl Scratch {
     }
 
     pub(crate) fn git(&self, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(self.path())
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .output()
-            .expect("git")
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
+        test_support::git::git(self.path(), args);
     }
 
     /// Fails if any process still mentions this scratch directory on its command line.
@@ -144,30 +146,14 @@ pub(crate) fn run_bridge_with(
     setup: impl FnOnce(&mut Command),
 ) -> Run {
     let started = Instant::now();
-    let mut command = Command::new(bridge_bin());
-    command
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("ASP_BRIDGE_HOST_COMMAND");
+    let mut command = bridge(args, cwd);
     setup(&mut command);
     let child = command
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn asp-bridge");
-    let pid = child.id();
-    let (done, waiting) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let output: Output = match waiting.recv_timeout(limit) {
-        Ok(output) => output.expect("wait"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("asp-bridge {args:?} still running after {limit:?}");
-        }
-    };
+    let output: Output = test_support::process::wait_output(child, limit);
     Run {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

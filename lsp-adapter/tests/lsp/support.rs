@@ -5,14 +5,14 @@
 //! the server goes silent.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lsp_adapter::{Options, Outcome};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use test_support::lsp::{frame, frame_bytes, read_frame};
+use tokio::io::{AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -21,14 +21,7 @@ use crate::host::TestHost;
 /// How long the server may stay silent before a test is declared hung.
 const HANG: Duration = Duration::from_secs(30);
 
-/// A fixture's `result`.
-pub(crate) fn fixture(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/asp")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str::<Value>(&text).unwrap()["result"].clone()
-}
+pub(crate) use test_support::fixture;
 
 /// A finding like the gating fixture's, on `path` from `start` to `end` (`(line, utf-16 char)`).
 pub(crate) fn finding(path: &str, start: (u32, u32), end: (u32, u32), code: &str) -> Value {
@@ -56,59 +49,7 @@ pub(crate) fn clean() -> Value {
 }
 
 /// A git repository with one commit and the given files.
-pub(crate) struct Workspace {
-    dir: tempfile::TempDir,
-}
-
-impl Workspace {
-    pub(crate) fn new(files: &[(&str, &str)]) -> Workspace {
-        let workspace = Workspace {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        workspace.git(&["init", "-q"]);
-        workspace.write("README.txt", "hello\n");
-        for (path, text) in files {
-            workspace.write(path, text);
-        }
-        workspace.git(&["add", "."]);
-        workspace.git(&["commit", "-q", "-m", "base"]);
-        workspace
-    }
-
-    pub(crate) fn root(&self) -> PathBuf {
-        self.dir.path().canonicalize().unwrap()
-    }
-
-    pub(crate) fn write(&self, path: &str, text: &str) {
-        let full = self.dir.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
-    }
-
-    pub(crate) fn uri(&self, path: &str) -> String {
-        format!("file://{}/{path}", self.root().display())
-    }
-
-    fn git(&self, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(self.dir.path())
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
-}
+pub(crate) use test_support::git::Repo as Workspace;
 
 /// Capabilities of a plain client: UTF-16, push only, no progress.
 pub(crate) fn plain_client() -> Value {
@@ -199,9 +140,7 @@ impl TestClient {
 
     /// Sends `body` as one frame, whatever it holds.
     pub(crate) fn send_raw(&self, body: &[u8]) {
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(body);
-        let _ = self.frames.send(frame);
+        let _ = self.frames.send(frame_bytes(body));
     }
 
     pub(crate) fn notify(&self, method: &str, params: Value) {
@@ -367,31 +306,11 @@ async fn read_frames(
     frames: mpsc::UnboundedSender<Vec<u8>>,
     holds: Holds,
 ) {
-    loop {
-        let mut length = None;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
-                return;
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.strip_prefix("Content-Length: ") {
-                length = value.parse::<usize>().ok();
-            }
-        }
-        let mut body = vec![0; length.expect("a Content-Length header")];
-        if reader.read_exact(&mut body).await.is_err() {
-            return;
-        }
+    while let Some(body) = read_frame(&mut reader).await {
         let message: Value = serde_json::from_slice(&body).expect("a JSON body");
         if message.get("method").is_some() && message.get("id").is_some() {
             let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": null});
-            let body = serde_json::to_vec(&answer).unwrap();
-            let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-            frame.extend_from_slice(&body);
+            let answer = frame(&answer);
             let held = message["method"]
                 .as_str()
                 .and_then(|method| holds.lock().unwrap().get(method).cloned());
@@ -400,7 +319,7 @@ async fn read_frames(
                 if let Some(mut held) = held {
                     let _ = held.wait_for(|released| *released).await;
                 }
-                let _ = frames.send(frame);
+                let _ = frames.send(answer);
             });
         }
         if deliver.send(message).is_err() {

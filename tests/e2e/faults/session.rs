@@ -3,13 +3,13 @@
 //! response, a notification, a log line) without sleeping, and at the end can count what it got.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Scratch, bridge_bin};
+use crate::support::{Scratch, bridge};
 
 /// Longest wait for any one message, and for the process to end.
 pub(crate) const LIMIT: Duration = Duration::from_secs(30);
@@ -59,13 +59,8 @@ pub(crate) struct Ended {
 impl Session {
     /// Starts `asp-bridge <args>` in the scratch directory.
     pub(crate) fn start(scratch: &Scratch, args: &[String], framing: Framing) -> Session {
-        let mut child = Command::new(bridge_bin())
-            .args(args)
-            .current_dir(scratch.path())
-            .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        let mut child = bridge(args, scratch.path())
             .env("ASP_BRIDGE_LOG", LOG)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn asp-bridge");
@@ -263,27 +258,14 @@ fn read_lines(stdout: impl Read, events: &Sender<Event>) {
 fn read_headers(stdout: impl Read, events: &Sender<Event>) {
     let mut reader = BufReader::new(stdout);
     loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let length = header
-            .strip_prefix("Content-Length: ")
-            .and_then(|v| v.trim_end().parse::<usize>().ok());
-        let mut blank = String::new();
-        let framed = reader.read_line(&mut blank).is_ok() && blank == "\r\n";
-        let (Some(length), true) = (length, framed) else {
-            let _ = events.send(Event::Garbage(format!("{header}{blank}")));
-            return;
+        let body = match test_support::lsp::read_strict(&mut reader) {
+            Ok(Some(body)) => body,
+            Ok(None) => return,
+            Err(garbage) => {
+                let _ = events.send(Event::Garbage(garbage));
+                return;
+            }
         };
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            let _ = events.send(Event::Garbage(format!(
-                "a body shorter than {length} bytes"
-            )));
-            return;
-        }
         let event = match serde_json::from_slice::<Value>(&body) {
             Ok(frame) if frame.is_object() => Event::Frame(frame),
             _ => Event::Garbage(String::from_utf8_lossy(&body).into_owned()),

@@ -1,0 +1,77 @@
+//! What the workspace's tests share, so that no crate keeps its own copy: temporary git repositories
+//! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
+//! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]), and the path
+//! of the scriptable fake host ([`fake_host_bin`], built from `tests/fake_host/`).
+//!
+//! A dev-dependency only: it depends on no crate of the workspace, so any of them can use it.
+
+pub mod git;
+pub mod lsp;
+pub mod ndjson;
+pub mod process;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The workspace's `tests/fixtures` directory.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// The `result` of the ASP fixture `name` (relative to `tests/fixtures/asp`).
+pub fn fixture(name: &str) -> Value {
+    let path = fixtures_dir().join("asp").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut value: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    value["result"].take()
+}
+
+/// The `fake-host` binary of this crate, next to `sibling`, a binary of the same build (e.g. the
+/// caller's `CARGO_BIN_EXE_asp-bridge`). `cargo test --workspace` builds it; a narrower run builds it
+/// here, once, into the same target directory and profile.
+pub fn fake_host_bin(sibling: &str) -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let name = format!("fake-host{}", std::env::consts::EXE_SUFFIX);
+        let path = Path::new(sibling).with_file_name(name);
+        if !path.exists() {
+            build_fake_host(&path);
+        }
+        path
+    })
+}
+
+fn build_fake_host(path: &Path) {
+    let profile_dir = path.parent().expect("a binary in a profile directory");
+    let target_dir = profile_dir
+        .parent()
+        .expect("a profile directory in a target directory");
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => "dev",
+    };
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "test-support",
+            "--bin",
+            "fake-host",
+        ])
+        .args(["--profile", profile])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("run cargo to build fake-host");
+    assert!(
+        status.success() && path.exists(),
+        "could not build {}: run `cargo build -p test-support --bin fake-host`",
+        path.display()
+    );
+}
