@@ -95,7 +95,7 @@ fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
     let repo = scratch.path().to_str().expect("a UTF-8 path");
     let host = fake(&scratch);
     let mut child = bridge(
-        &["mcp", "--repo", repo, "--host-command", &host],
+        ["mcp", "--repo", repo, "--host-command", &host],
         scratch.path(),
     )
     .stderr(Stdio::null())
@@ -216,7 +216,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     std::fs::write(scratch.path().join("src/api.ts"), crate::lsp::api_ts()).unwrap();
     let host = fake(&scratch);
     let args = ["lsp", "--debounce-ms", "0", "--host-command", &host];
-    let mut child = bridge(&args, scratch.path())
+    let mut child = bridge(args, scratch.path())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn asp-bridge lsp");

@@ -44,7 +44,7 @@ fn next(frames: &mpsc::Receiver<Value>, wanted: impl Fn(&Value) -> bool) -> Valu
 
 fn start(scratch: &Scratch, host: &str) -> (Child, mpsc::Receiver<Value>) {
     let mut child = bridge(
-        &["lsp", "--debounce-ms", "0", "--host-command", host],
+        ["lsp", "--debounce-ms", "0", "--host-command", host],
         scratch.path(),
     )
     .stderr(Stdio::null())

@@ -83,7 +83,7 @@ impl Bridge {
     fn start(scratch: &Scratch, host: &str, extra: &[&str], era: &'static str) -> Bridge {
         let repo = scratch.path().to_str().expect("a UTF-8 path");
         let args = ["mcp", "--repo", repo, "--host-command", host];
-        let mut child = bridge(&args, scratch.path())
+        let mut child = bridge(args, scratch.path())
             .args(["--restart-delay-ms", "0"])
             .args(extra)
             .stderr(Stdio::piped())
