@@ -149,29 +149,15 @@ fn exit_without_shutdown_ends_with_status_1_and_no_orphan() {
 #[test]
 fn stdin_closed_before_initialize_ends_with_status_1_and_says_nothing() {
     let (scratch, host) = workspace();
-    let mut child = Command::new(bridge_bin())
-        .args(["lsp", "--host-command", &host])
-        .current_dir(scratch.path())
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+    let child = bridge(["lsp", "--host-command", &host], scratch.path())
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn asp-bridge lsp");
-    assert_eq!(wait(&mut child), Some(1));
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let output = wait_output(child, LIMIT);
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
     // Only the line that names the host (printed at start by every command).
     assert_eq!(stdout, "");
     assert!(
