@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::lsp::{frame, frames};
 use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
+use test_support::lsp::{frame, frames};
 
 const LIMIT: Duration = Duration::from_secs(120);
 /// git and sh, and no `asp`.
