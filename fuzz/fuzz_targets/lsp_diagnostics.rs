@@ -47,7 +47,10 @@ fn check(diagnostic: &Value) -> ((u64, u64), (u64, u64)) {
     clean(diagnostic);
     for key in ["code", "source"] {
         let id = diagnostic[key].as_str().expect("a code and a source");
-        assert!(!id.contains(['\n', '\t']) && id.chars().count() <= 200, "{key}: {id:?}");
+        assert!(
+            !id.contains(['\n', '\t']) && id.chars().count() <= 200,
+            "{key}: {id:?}"
+        );
     }
     if let Some(href) = diagnostic.pointer("/codeDescription/href") {
         let href = href.as_str().expect("a link").to_ascii_lowercase();
