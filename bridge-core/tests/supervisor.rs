@@ -1,11 +1,16 @@
 //! Supervision with real child processes (small `sh` hosts): lazy start, fail-fast outage (also
-//! while a start is under way), restart with a growing delay, giving up visibly, and the handshake's
-//! status kept for callers.
+//! while a start is under way), restart with a growing delay (by the supervisor itself, with no
+//! call asking), giving up visibly, and the handshake's status kept for callers.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::{Error, FailClass, HostCommand, HostConfig, RestartPolicy, Supervisor};
+use bridge_core::host::{HostLaunch, Launch};
+use bridge_core::peer::{BoxFuture, Peer};
+use bridge_core::{
+    Error, ExitStatus, FailClass, HostCommand, HostConfig, RestartPolicy, Supervisor,
+};
 
 const STATUS: &str = r#"{"jsonrpc":"2.0","id":ID,"result":{"host":{"name":"sh-host","version":"1","outerProtocol":"PROTO","state":"ready"}}}"#;
 
@@ -53,7 +58,12 @@ async fn the_host_starts_on_first_use_and_restarts_after_a_crash() {
         "{crash}"
     );
 
-    // With no restart delay, the next call starts a new host at once.
+    // With no restart delay, a new host is started at once (by the supervisor or by a call).
+    let mut starts = starts;
+    tokio::time::timeout(Duration::from_secs(60), starts.wait_for(|n| *n >= 2))
+        .await
+        .expect("the host is restarted")
+        .expect("the supervisor is alive");
     let client = supervisor.client().await.expect("restart");
     assert_eq!(*starts.borrow(), 2);
     assert!(!client.is_closed());
@@ -85,13 +95,19 @@ async fn a_host_that_keeps_dying_is_given_up_on() {
         HostConfig::new(command, "/".into()),
         policy(Duration::ZERO, 3),
     );
-    for _ in 0..3 {
-        assert!(matches!(
-            supervisor.client().await,
-            Err(Error::HostExited { .. })
-        ));
-    }
-    let err = supervisor.client().await.unwrap_err();
+    assert!(matches!(
+        supervisor.client().await,
+        Err(Error::HostExited { .. })
+    ));
+    // The supervisor tries again by itself; until it gives up, calls see a health failure.
+    let err = loop {
+        match supervisor.client().await {
+            Err(err @ Error::GaveUp { .. }) => break err,
+            Err(err) => assert_eq!(err.fail_class(), FailClass::Health, "{err}"),
+            Ok(_) => panic!("this host never starts"),
+        }
+        tokio::task::yield_now().await;
+    };
     assert!(
         err.to_string().contains("gave up after 3 failed starts"),
         "{err}"
@@ -202,11 +218,12 @@ async fn calls_during_a_restart_fail_fast_and_the_handshake_status_is_kept() {
     assert!(client.status().await.is_err(), "the first host dies");
     client.closed().await;
 
-    // This call restarts the host; one poll is enough to set the restart under way.
+    // The supervisor restarts the host by itself; this call, if it comes first, does. Either
+    // way one poll is enough to set the restart under way.
     let mut restart = Box::pin(supervisor.client());
     tokio::select! {
         biased;
-        _ = &mut restart => panic!("the handshake cannot be done yet"),
+        outcome = &mut restart => assert!(outcome.is_err(), "the handshake cannot be done yet"),
         () = std::future::ready(()) => {}
     }
     // Meanwhile another call fails fast instead of waiting for the handshake.
@@ -220,7 +237,13 @@ async fn calls_during_a_restart_fail_fast_and_the_handshake_status_is_kept() {
     );
 
     std::fs::write(&go, "").unwrap();
-    let client = restart.await.expect("the restart completes");
+    drop(restart);
+    let mut starts = supervisor.starts();
+    tokio::time::timeout(Duration::from_secs(60), starts.wait_for(|n| *n >= 2))
+        .await
+        .expect("the restart completes")
+        .expect("the supervisor is alive");
+    let client = supervisor.client().await.expect("the restarted host");
     assert!(!client.is_closed());
     assert_eq!(*supervisor.starts().borrow(), 2);
     supervisor.shutdown().await;
@@ -244,4 +267,96 @@ async fn a_program_that_cannot_be_run_is_tried_again_at_once_and_never_given_up_
         assert!(!error.retryable());
         assert_eq!(error.fail_class(), FailClass::Health);
     }
+}
+
+/// A host whose first run answers the handshake and exits on its own at once; later runs stay up.
+fn host_that_crashes_once(dir: &Path) -> HostConfig {
+    let started = dir.join("started");
+    let reply = STATUS.replace("ID", "1").replace("PROTO", "asp-outer/1.0");
+    let script = format!(
+        "if [ ! -e '{started}' ]; then : > '{started}'; read line; echo '{reply}'; exit 3; \
+         else read line; echo '{reply}'; cat >/dev/null; fi",
+        started = started.display()
+    );
+    let command = HostCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), script],
+    };
+    HostConfig::new(command, "/".into())
+}
+
+#[tokio::test]
+async fn a_crashed_host_comes_back_with_no_caller_asking() {
+    let dir = tempfile::tempdir().unwrap();
+    let supervisor = Supervisor::new(
+        host_that_crashes_once(dir.path()),
+        policy(Duration::from_millis(1), 8),
+    );
+    let mut starts = supervisor.starts();
+    let client = supervisor.client().await.expect("first start");
+    assert_eq!(*starts.borrow_and_update(), 1);
+    client.closed().await;
+
+    // Nobody calls `client()` again: the supervisor restarts the host by itself.
+    let restarted = tokio::time::timeout(Duration::from_secs(60), starts.wait_for(|n| *n >= 2))
+        .await
+        .expect("the host is restarted without a call")
+        .map(|n| *n)
+        .expect("the supervisor is alive");
+    assert_eq!(restarted, 2);
+    let client = supervisor.client().await.expect("the restarted host");
+    assert!(!client.is_closed());
+    assert_eq!(*supervisor.starts().borrow(), 2, "one restart, not a storm");
+    supervisor.shutdown().await;
+}
+
+/// The host launch, with a token that lives as long as the supervisor's state does.
+struct Tracked {
+    launch: HostLaunch,
+    _alive: Arc<()>,
+}
+
+impl Launch for Tracked {
+    type Process = <HostLaunch as Launch>::Process;
+    type Client = <HostLaunch as Launch>::Client;
+    type Status = <HostLaunch as Launch>::Status;
+
+    fn launch(&self) -> BoxFuture<'static, bridge_core::Result<(Self::Process, Self::Status)>> {
+        self.launch.launch()
+    }
+
+    fn client(process: &Self::Process) -> Self::Client {
+        HostLaunch::client(process)
+    }
+
+    fn peer(process: &Self::Process) -> &Peer {
+        HostLaunch::peer(process)
+    }
+
+    fn shutdown(process: Self::Process) -> BoxFuture<'static, ExitStatus> {
+        HostLaunch::shutdown(process)
+    }
+}
+
+#[tokio::test]
+async fn shutdown_cancels_a_restart_waiting_for_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let alive = Arc::new(());
+    let launch = Tracked {
+        launch: HostLaunch(host_that_crashes_once(dir.path())),
+        _alive: alive.clone(),
+    };
+    let supervisor = Supervisor::with_launch(launch, policy(Duration::from_secs(3600), 8));
+    let client = supervisor.client().await.unwrap();
+    client.closed().await;
+    let err = supervisor.client().await.unwrap_err();
+    assert!(err.to_string().contains("restarting in"), "{err}");
+
+    supervisor.shutdown().await;
+    drop(supervisor);
+    assert_eq!(
+        Arc::strong_count(&alive),
+        1,
+        "no restart task is left holding the supervisor"
+    );
 }

@@ -32,9 +32,6 @@ pub struct Options {
     pub host: HostFactory,
     /// How long a document's evaluation requests settle before it runs (default 250 ms).
     pub debounce: Duration,
-    /// First delay before a host that went down is tried again; it doubles up to 30 s
-    /// (default 500 ms).
-    pub retry_delay: Duration,
     /// Deadline of an evaluation, overriding the host client's request deadline.
     pub evaluate_timeout: Option<Duration>,
 }
@@ -44,7 +41,6 @@ impl Options {
         Options {
             host,
             debounce: Duration::from_millis(250),
-            retry_delay: Duration::from_millis(500),
             evaluate_timeout: None,
         }
     }
@@ -54,7 +50,6 @@ impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("debounce", &self.debounce)
-            .field("retry_delay", &self.retry_delay)
             .field("evaluate_timeout", &self.evaluate_timeout)
             .finish_non_exhaustive()
     }
@@ -84,7 +79,6 @@ where
 {
     let settings = Settings {
         debounce: options.debounce,
-        retry_delay: options.retry_delay,
         timeout: options.evaluate_timeout,
     };
     let host = options.host;

@@ -4,7 +4,9 @@
 //! enqueues what to push, without an `.await` in between, so the handlers' concurrency (tower-lsp runs
 //! up to four at once) cannot reorder changes. Host work runs in the documents' workers
 //! ([`crate::scheduler`]); its results are settled under the same lock. Failures are shown, never
-//! hidden: a notice at the top of the document, and one `window/showMessage` per outage.
+//! hidden: a notice at the top of the document, and one `window/showMessage` per outage. Bringing
+//! the host back is the host source's job (its supervisor restarts it by itself); the session
+//! re-runs the failed evaluations when [`HostSource::starts`] says a host came up.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,14 +36,10 @@ use crate::progress;
 use crate::scheduler::Worker;
 use crate::to_lsp::{self, Render};
 
-/// Longest wait between two attempts to bring a host back.
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
-
 /// Timing settings of a session.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Settings {
     pub(crate) debounce: Duration,
-    pub(crate) retry_delay: Duration,
     pub(crate) timeout: Option<Duration>,
 }
 
@@ -76,7 +74,6 @@ pub(crate) struct Session {
     state: Mutex<State>,
     /// What the user was last told is wrong (`None` once a complete result came back).
     outage: Mutex<Option<String>>,
-    recovering: AtomicBool,
     shutdown_requested: AtomicBool,
     background: Mutex<Vec<AbortHandle>>,
     host_stop: Mutex<Option<JoinHandle<()>>>,
@@ -104,7 +101,6 @@ impl Session {
             setup: OnceLock::new(),
             state: Mutex::default(),
             outage: Mutex::new(None),
-            recovering: AtomicBool::new(false),
             shutdown_requested: AtomicBool::new(false),
             background: Mutex::default(),
             host_stop: Mutex::new(None),
@@ -310,6 +306,8 @@ impl Session {
         let Some(job) = lock(&self.state).docs.get(uri).and_then(|d| d.job(seq)) else {
             return;
         };
+        // Host starts seen before this evaluation: a failure settled after a later start is retried.
+        let starts = setup.host.as_ref().ok().map(|host| *host.starts().borrow());
         let outcome = match (&setup.host, &setup.worktree) {
             (Ok(host), Some(worktree)) => {
                 let progress = setup.caps.progress.then(|| {
@@ -328,7 +326,7 @@ impl Session {
             (Err(failure), _) => Err(failure.clone()),
             (Ok(_), None) => Err(Failure::from(&crate::Error::NoWorkspace)),
         };
-        self.settle(uri, seq, &job, setup.caps, outcome);
+        self.settle(uri, seq, &job, setup.caps, outcome, starts);
     }
 
     fn settle(
@@ -338,6 +336,7 @@ impl Session {
         job: &Job,
         caps: Negotiated,
         outcome: Result<Checked, Failure>,
+        starts: Option<u64>,
     ) {
         let render = Render {
             path: &job.path,
@@ -381,6 +380,12 @@ impl Session {
             if doc.take_pulled_early() && caps.pull && caps.refresh {
                 self.outbox.refresh();
             }
+            // A host came up while this evaluation failed: [`Session::watch_starts`] may have
+            // looked for failed documents before this one was marked, so it is re-run now.
+            let retry = failed && self.host_started_since(starts) && doc.retry_failed().is_some();
+            if retry {
+                self.wake(&mut state, uri);
+            }
         }
         match report {
             Report::Complete => *lock(&self.outage) = None,
@@ -390,9 +395,6 @@ impl Session {
                     format!("failed {}", failure.class),
                     to_lsp::failure_message(&failure),
                 );
-                if failure.is_health() {
-                    self.recover();
-                }
             }
         }
     }
@@ -406,31 +408,12 @@ impl Session {
         }
     }
 
-    /// Tries to bring the host back, with a growing delay, until a client is had. Its start is
-    /// seen by [`Session::watch_starts`], which re-runs the evaluations that failed.
-    fn recover(self: &Arc<Self>) {
-        let Some(Setup { host: Ok(host), .. }) = self.setup.get() else {
-            return;
-        };
-        if self.recovering.swap(true, Ordering::SeqCst) {
-            return;
+    /// Whether the host started since `seen` (its start count then).
+    fn host_started_since(&self, seen: Option<u64>) -> bool {
+        match (self.setup.get(), seen) {
+            (Some(Setup { host: Ok(host), .. }), Some(seen)) => *host.starts().borrow() > seen,
+            _ => false,
         }
-        let host = host.clone();
-        let session = Arc::downgrade(self);
-        let mut delay = self.settings.retry_delay;
-        self.spawn_background(tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(delay).await;
-                match host.client().await {
-                    Ok(_) => break,
-                    Err(why) => tracing::debug!(%why, "the host is still down"),
-                }
-                delay = (delay * 2).min(MAX_RETRY_DELAY);
-            }
-            if let Some(session) = session.upgrade() {
-                session.recovering.store(false, Ordering::SeqCst);
-            }
-        }));
     }
 
     /// On every host start: re-runs the evaluations that failed for want of it and, after a restart,

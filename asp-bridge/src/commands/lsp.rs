@@ -20,9 +20,9 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
     // names the workspace.
     crate::host_choice::choose(&args.host)?;
     let host = args.host.clone();
-    let restart_delay = Duration::from_millis(args.supervise.restart_delay_ms);
+    // The supervisor brings a crashed host back by itself, first after `--restart-delay-ms`.
     let policy = RestartPolicy {
-        initial_delay: restart_delay,
+        initial_delay: Duration::from_millis(args.supervise.restart_delay_ms),
         ..RestartPolicy::default()
     };
     let factory = lsp_adapter::supervised(
@@ -36,7 +36,6 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
     );
     let mut options = Options::new(factory);
     options.debounce = Duration::from_millis(args.debounce_ms);
-    options.retry_delay = restart_delay;
     let outcome = lsp_adapter::serve(stdin(), stdout(), options).await;
     tracing::debug!(?outcome, "language server stopped");
     // The host is already shut down and every frame written: the runtime ends as for any command.

@@ -1,18 +1,22 @@
 //! Supervision for the long-running front ends: start the host lazily, restart it with a growing
 //! delay after a crash, fail fast during the outage, and give up (visibly) on a host that keeps dying.
 //!
-//! The supervisor owns recovery. No lock is held while a host starts: the call that finds the host
-//! due for a start runs it (on a task of its own, so the start finishes even if that caller goes
-//! away). Calls made during a restart fail fast with a `health` error instead of waiting for the
+//! The supervisor owns recovery. It notices on its own when a live child's connection closes, and
+//! after every failure it starts the child again by itself once the (growing) delay is over: a
+//! front end need not keep calling to bring the host back, it watches [`Supervisor::starts`].
+//! No lock is held while a host starts: whoever finds the host due for a start (that restart task,
+//! or a call that comes first) runs it on a task of its own, so the start finishes even if that
+//! caller goes away. Calls made during a restart fail fast with a `health` error instead of waiting for the
 //! handshake (it is an outage); calls made during the very first start wait for its outcome (there
 //! was no host yet to be out of, and a client's first burst of calls should not fail).
 //! The handshake's answer is kept ([`Supervisor::last_status`]). What is started is a [`Launch`]:
 //! the host ([`HostLaunch`]) or any other child with a peer on its stdio.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
@@ -122,6 +126,8 @@ enum Phase<P> {
 }
 
 struct Inner<L: Launch> {
+    /// This supervisor, for the tasks it spawns (a restart, a watch on the live child).
+    me: Weak<Inner<L>>,
     launch: L,
     policy: RestartPolicy,
     phase: Mutex<Phase<L::Process>>,
@@ -130,6 +136,8 @@ struct Inner<L: Launch> {
     settled: watch::Sender<u64>,
     /// Counts successful starts; front ends watch it to refresh after a restart.
     starts: watch::Sender<u64>,
+    /// The restart waiting for its time (at most one: a new failure replaces it).
+    pending: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// Owns at most one child (by default the host) at a time; see the module doc.
@@ -158,13 +166,15 @@ impl Supervisor<HostLaunch> {
 impl<L: Launch> Supervisor<L> {
     pub fn with_launch(launch: L, policy: RestartPolicy) -> Supervisor<L> {
         Supervisor {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|me| Inner {
+                me: me.clone(),
                 launch,
                 policy,
                 phase: Mutex::new(Phase::Idle),
                 status: Mutex::new(None),
                 settled: watch::Sender::new(0),
                 starts: watch::Sender::new(0),
+                pending: Mutex::new(None),
             }),
         }
     }
@@ -203,13 +213,28 @@ impl<L: Launch> Supervisor<L> {
         self.inner.starts.subscribe()
     }
 
-    /// Shuts the child down (fixed escalation) and refuses further calls; a start under way is
-    /// stopped as soon as it completes.
+    /// Shuts the child down (fixed escalation) and refuses further calls; a restart waiting for its
+    /// time is cancelled, and a start under way is stopped as soon as it completes.
     pub async fn shutdown(&self) {
         let previous = std::mem::replace(&mut *self.inner.lock(), Phase::Stopped);
+        // Restarts are scheduled under the phase lock, so none can be scheduled after `Stopped`.
+        let pending = lock(&self.inner.pending).take();
+        if let Some(pending) = pending {
+            pending.abort();
+            let _ = pending.await;
+        }
         if let Phase::Up { process, .. } = previous {
             let status = L::shutdown(process).await;
             tracing::debug!(%status, "child stopped");
+        }
+    }
+}
+
+impl<L: Launch> Drop for Supervisor<L> {
+    /// A supervisor dropped without `shutdown` starts nothing more (its child, if any, goes with it).
+    fn drop(&mut self) {
+        if let Some(pending) = lock(&self.inner.pending).take() {
+            pending.abort();
         }
     }
 }
@@ -368,6 +393,7 @@ impl<L: Launch> Inner<L> {
         Ok(match outcome {
             Ok((process, status)) => {
                 let client = L::client(&process);
+                let peer = L::peer(&process).clone();
                 *lock(&self.status) = Some(status);
                 *phase = Phase::Up {
                     process,
@@ -376,6 +402,7 @@ impl<L: Launch> Inner<L> {
                 };
                 drop(phase);
                 self.starts.send_modify(|n| *n += 1);
+                self.watch_exit(peer);
                 Ok(client)
             }
             Err(error) if error.fail_class() == FailClass::Contract => {
@@ -414,10 +441,64 @@ impl<L: Launch> Inner<L> {
             .initial_delay
             .saturating_mul(factor)
             .min(self.policy.max_delay);
+        let retry_at = Instant::now() + delay;
+        self.schedule_restart(retry_at);
         Phase::Down {
-            retry_at: Instant::now() + delay,
+            retry_at,
             failures,
             last,
         }
+    }
+
+    /// Starts the child again once `retry_at` comes, unless something else (a call, a shutdown)
+    /// moved the phase on meanwhile. Called under the phase lock, as the phase becomes `Down`.
+    fn schedule_restart(&self, retry_at: Instant) {
+        let (Some(inner), Ok(runtime)) = (self.me.upgrade(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let task = runtime.spawn(async move {
+            tokio::time::sleep_until(retry_at.into()).await;
+            let failures = {
+                let mut phase = inner.lock();
+                let Phase::Down {
+                    retry_at: due,
+                    failures,
+                    ..
+                } = &*phase
+                else {
+                    return;
+                };
+                if *due != retry_at {
+                    return;
+                }
+                let failures = *failures;
+                *phase = Phase::Starting {
+                    first: *inner.starts.borrow() == 0,
+                };
+                failures
+            };
+            // On a task of its own: cancelling this restart (shutdown) never cuts a start short.
+            tokio::spawn(async move {
+                if let Err(why) = inner.start(failures).await {
+                    tracing::debug!(%why, "a restart failed");
+                }
+            });
+        });
+        if let Some(previous) = lock(&self.pending).replace(task) {
+            previous.abort();
+        }
+    }
+
+    /// Notices a live child's connection closing without waiting for a call to find it dead.
+    fn watch_exit(&self, peer: Peer) {
+        let me = self.me.clone();
+        tokio::spawn(async move {
+            peer.closed().await;
+            if let Some(inner) = me.upgrade() {
+                let mut phase = inner.lock();
+                inner.check_up(&mut phase);
+            }
+        });
     }
 }

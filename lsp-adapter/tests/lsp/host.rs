@@ -1,14 +1,18 @@
 //! A scripted ASP host running in-process: the server reaches it through [`HostSource`] over a
-//! duplex, the test decides each `host/evaluateChangeset` answer (now, later, or a crash) and sees
-//! every request it got.
+//! duplex, supervised by bridge-core's [`Supervisor`] (which restarts it after a crash), the test
+//! decides each `host/evaluateChangeset` answer (now, later, or a crash) and sees every request it
+//! got.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use bridge_core::HostSource;
+use bridge_core::host::Launch;
 use bridge_core::source::BoxFuture;
-use bridge_core::{ClientConfig, ExitStatus, HostClient};
+use bridge_core::{
+    ClientConfig, ExitStatus, HostClient, HostSource, Peer, RestartPolicy, Supervisor,
+};
 use lsp_adapter::HostFactory;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -30,26 +34,36 @@ pub(crate) enum Answer {
 struct Inner {
     plan: Mutex<VecDeque<Answer>>,
     fallback: Mutex<Option<Value>>,
-    connection: tokio::sync::Mutex<Option<HostClient>>,
     down: AtomicBool,
     evaluations: Mutex<Vec<Value>>,
     evaluated: watch::Sender<usize>,
-    starts: watch::Sender<u64>,
     shutdowns: AtomicU64,
 }
 
 /// The test's handle on the host; clones share it.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct TestHost {
     inner: Arc<Inner>,
+    supervisor: Arc<Supervisor<TestLaunch>>,
 }
 
 impl TestHost {
     /// A host whose evaluations answer `decision` unless planned otherwise.
     pub(crate) fn new(decision: Value) -> TestHost {
-        let host = TestHost::default();
-        *host.inner.fallback.lock().unwrap() = Some(decision);
-        host
+        let inner = Arc::new(Inner::default());
+        *inner.fallback.lock().unwrap() = Some(decision);
+        // Quick restarts, and a test host held down is never given up on.
+        let policy = RestartPolicy {
+            initial_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(20),
+            max_failures: u32::MAX,
+            ..RestartPolicy::default()
+        };
+        let supervisor = Supervisor::with_launch(TestLaunch(inner.clone()), policy);
+        TestHost {
+            inner,
+            supervisor: Arc::new(supervisor),
+        }
     }
 
     /// The answer to the next evaluation not yet planned for.
@@ -57,7 +71,7 @@ impl TestHost {
         self.inner.plan.lock().unwrap().push_back(answer);
     }
 
-    /// While down, the host cannot be started: `client()` fails with a health error.
+    /// While down, the host cannot be started: its starts fail with a health error.
     pub(crate) fn set_down(&self, down: bool) {
         self.inner.down.store(down, Ordering::SeqCst);
     }
@@ -74,7 +88,7 @@ impl TestHost {
     }
 
     pub(crate) fn starts(&self) -> u64 {
-        *self.inner.starts.borrow()
+        *self.supervisor.starts().borrow()
     }
 
     pub(crate) fn shutdowns(&self) -> u64 {
@@ -88,52 +102,68 @@ impl TestHost {
             Ok(source)
         })
     }
+}
 
-    fn start(&self) -> HostClient {
-        let (bridge_end, host_end) = tokio::io::duplex(1 << 20);
-        let (reader, writer) = tokio::io::split(bridge_end);
-        let probe: bridge_core::host::ExitProbe =
-            Box::new(|| Box::pin(async { (ExitStatus::Unknown, "test host died".to_owned()) }));
-        let client = HostClient::connect(
-            BufReader::new(reader),
-            writer,
-            ClientConfig::default(),
-            probe,
-        );
-        tokio::spawn(serve(self.inner.clone(), host_end));
-        self.inner.starts.send_modify(|n| *n += 1);
-        client
+/// How the supervisor starts the in-process host.
+struct TestLaunch(Arc<Inner>);
+
+impl Launch for TestLaunch {
+    type Process = HostClient;
+    type Client = HostClient;
+    type Status = ();
+
+    fn launch(&self) -> BoxFuture<'static, bridge_core::Result<(HostClient, ())>> {
+        let inner = self.0.clone();
+        Box::pin(async move {
+            if inner.down.load(Ordering::SeqCst) {
+                return Err(bridge_core::Error::Unavailable(
+                    "the test host is down".into(),
+                ));
+            }
+            let (bridge_end, host_end) = tokio::io::duplex(1 << 20);
+            let (reader, writer) = tokio::io::split(bridge_end);
+            let probe: bridge_core::host::ExitProbe =
+                Box::new(|| Box::pin(async { (ExitStatus::Unknown, "test host died".to_owned()) }));
+            let client = HostClient::connect(
+                BufReader::new(reader),
+                writer,
+                ClientConfig::default(),
+                probe,
+            );
+            tokio::spawn(serve(inner, host_end));
+            Ok((client, ()))
+        })
+    }
+
+    fn client(process: &HostClient) -> HostClient {
+        process.clone()
+    }
+
+    fn peer(process: &HostClient) -> &Peer {
+        process.peer()
+    }
+
+    fn shutdown(process: HostClient) -> BoxFuture<'static, ExitStatus> {
+        Box::pin(async move {
+            process.close_input();
+            ExitStatus::Unknown
+        })
     }
 }
 
 impl HostSource for TestHost {
     fn client(&self) -> BoxFuture<'_, bridge_core::Result<HostClient>> {
-        Box::pin(async move {
-            let mut connection = self.inner.connection.lock().await;
-            if let Some(client) = connection.as_ref().filter(|c| !c.is_closed()) {
-                return Ok(client.clone());
-            }
-            if self.inner.down.load(Ordering::SeqCst) {
-                return Err(bridge_core::Error::Unavailable(
-                    "the test host is down".into(),
-                ));
-            }
-            let client = self.start();
-            *connection = Some(client.clone());
-            Ok(client)
-        })
+        Box::pin(self.supervisor.client())
     }
 
     fn starts(&self) -> watch::Receiver<u64> {
-        self.inner.starts.subscribe()
+        self.supervisor.starts()
     }
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.inner.shutdowns.fetch_add(1, Ordering::SeqCst);
-            if let Some(client) = self.inner.connection.lock().await.take() {
-                client.close_input();
-            }
+            self.supervisor.shutdown().await;
         })
     }
 }

@@ -90,11 +90,10 @@ pub(crate) struct TestClient {
 }
 
 impl TestClient {
-    /// Starts a server for `host` (no debounce, quick retries) and connects to it.
+    /// Starts a server for `host` (no debounce) and connects to it.
     pub(crate) fn start(host: &TestHost) -> TestClient {
         let mut options = Options::new(host.factory());
         options.debounce = Duration::ZERO;
-        options.retry_delay = Duration::from_millis(1);
         TestClient::with_options(options)
     }
 
