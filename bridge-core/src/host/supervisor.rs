@@ -6,9 +6,11 @@
 //! front end need not keep calling to bring the host back, it watches [`Supervisor::starts`].
 //! No lock is held while a host starts: whoever finds the host due for a start (that restart task,
 //! or a call that comes first) runs it on a task of its own, so the start finishes even if that
-//! caller goes away. Calls made during a restart fail fast with a `health` error instead of waiting for the
-//! handshake (it is an outage); calls made during the very first start wait for its outcome (there
-//! was no host yet to be out of, and a client's first burst of calls should not fail).
+//! caller goes away. One call waits for a restart (the call that ran it, or the first to come
+//! while the supervisor runs it: a call made once the restart was due waits as before); the
+//! others made meanwhile fail fast with a `health` error instead of waiting for the handshake (it
+//! is an outage). Calls made during the very first start wait for its outcome (there was no host
+//! yet to be out of, and a client's first burst of calls should not fail).
 //! The handshake's answer is kept ([`Supervisor::last_status`]). What is started is a [`Launch`]:
 //! the host ([`HostLaunch`]) or any other child with a peer on its stdio.
 
@@ -102,9 +104,11 @@ impl Launch for HostLaunch {
 
 enum Phase<P> {
     Idle,
-    /// A start is running; `first`: no start has succeeded yet.
+    /// A start is running; `first`: no start has succeeded yet; `awaited`: a call waits for it
+    /// (the call that ran it, or the first call to come during a restart the supervisor ran).
     Starting {
         first: bool,
+        awaited: bool,
     },
     /// `failures`: consecutive failures before this start, carried in case it dies young.
     Up {
@@ -189,7 +193,7 @@ impl<L: Launch> Supervisor<L> {
             match self.inner.next_step(waited) {
                 Step::Ready(outcome) => return outcome,
                 Step::Start(failures) => break failures,
-                Step::WaitFirst => {
+                Step::Wait => {
                     waited = true;
                     // Subscribed before the phase was read: a start that settled since is seen.
                     let _ = settled.changed().await;
@@ -275,8 +279,8 @@ enum Step<C> {
     Ready(Result<C>),
     /// Start the child (the phase is `Starting` now), after this many consecutive failures.
     Start(u32),
-    /// Wait for the first start, which another call is running.
-    WaitFirst,
+    /// Wait for the start under way (the first one, or a restart no other call waits for).
+    Wait,
 }
 
 impl<L: Launch> Inner<L> {
@@ -284,16 +288,22 @@ impl<L: Launch> Inner<L> {
         lock(&self.phase)
     }
 
-    /// Decides under the lock, without waiting. `waited`: this call already waited for the first
-    /// start, so it reports that start's outcome rather than starting another.
+    /// Decides under the lock, without waiting. `waited`: this call already waited for a start, so
+    /// it reports that start's outcome rather than starting another.
     fn next_step(&self, waited: bool) -> Step<L::Client> {
         let mut phase = self.lock();
         if let Some(ready) = self.check_up(&mut phase) {
             return Step::Ready(Ok(ready));
         }
-        let failures = match &*phase {
+        let failures = match &mut *phase {
             Phase::Up { .. } => unreachable!("check_up handles a live child"),
-            Phase::Starting { first: true } if !waited => return Step::WaitFirst,
+            Phase::Starting { first: true, .. } if !waited => return Step::Wait,
+            // A restart that came due before this call: the call waits for it as it would have
+            // waited for the start it ran itself; calls that come meanwhile fail fast.
+            Phase::Starting { awaited, .. } if !waited && !*awaited => {
+                *awaited = true;
+                return Step::Wait;
+            }
             Phase::Starting { .. } => {
                 return Step::Ready(Err(Error::Unavailable(
                     "restarting; try again shortly".into(),
@@ -326,7 +336,10 @@ impl<L: Launch> Inner<L> {
             Phase::Idle => 0,
         };
         let first = *self.starts.borrow() == 0;
-        *phase = Phase::Starting { first };
+        *phase = Phase::Starting {
+            first,
+            awaited: true,
+        };
         Step::Start(failures)
     }
 
@@ -475,6 +488,7 @@ impl<L: Launch> Inner<L> {
                 let failures = *failures;
                 *phase = Phase::Starting {
                     first: *inner.starts.borrow() == 0,
+                    awaited: false,
                 };
                 failures
             };
