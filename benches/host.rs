@@ -22,7 +22,13 @@ use serde_json::{Value, json};
 use tokio::io::BufReader;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
-const FAKE: &str = env!("CARGO_BIN_EXE_fake-provider");
+
+/// The fake provider (package `fake-provider`, built beside the bridge).
+fn fake() -> &'static str {
+    test_support::fake_provider_bin(BRIDGE)
+        .to_str()
+        .expect("a UTF-8 path")
+}
 const CALLS: usize = 300;
 const WARM_UP: usize = 20;
 
@@ -122,7 +128,7 @@ async fn main() {
     let config = dir.path().join("host.toml");
     std::fs::write(
         &config,
-        format!("[hygiene]\nenabled = false\n[[provider]]\nid = \"fake\"\ncommand = [{FAKE:?}]\nrequired-for = [\"interactive\"]\n"),
+        format!("[hygiene]\nenabled = false\n[[provider]]\nid = \"fake\"\ncommand = [{:?}]\nrequired-for = [\"interactive\"]\n", fake()),
     )
     .expect("config");
 
@@ -151,7 +157,7 @@ async fn main() {
         .as_str()
         .expect("after")
         .to_owned();
-    let mut provider_child = spawn(FAKE, &[]);
+    let mut provider_child = spawn(fake(), &[]);
     let provider = connect(
         &mut provider_child,
         Arc::new(Blobs(HashMap::from([(after, text.to_owned())]))),

@@ -340,7 +340,7 @@ fn the_hygiene_provider_knows_no_host_and_no_front_end() {
 /// one: it lives in `test-support`, which is never published and which nothing depends on except as
 /// a dev-dependency.
 #[test]
-fn installing_the_product_does_not_install_the_fake_host() {
+fn installing_the_product_installs_no_test_tool() {
     let meta = metadata();
     let packages = meta["packages"].as_array().expect("packages");
     let binaries = |package: &serde_json::Value| -> Vec<String> {
@@ -360,10 +360,20 @@ fn installing_the_product_does_not_install_the_fake_host() {
         .iter()
         .find(|p| p["name"] == "asp-bridge")
         .expect("the asp-bridge package");
-    assert!(
-        !binaries(product).iter().any(|b| b == "fake-host"),
-        "the fake host is a binary of the product: {:?}",
-        binaries(product)
+    assert_eq!(
+        binaries(product),
+        ["asp-bridge"],
+        "`cargo install --path asp-bridge` installs the product's one binary and no test tool"
+    );
+    let provider = packages
+        .iter()
+        .find(|p| binaries(p).iter().any(|b| b == "fake-provider"))
+        .expect("a package builds the fake provider");
+    assert_eq!(provider["name"], "fake-provider");
+    assert_eq!(
+        provider["publish"],
+        serde_json::json!([]),
+        "the fake provider is never published"
     );
     let tools = packages
         .iter()
@@ -377,10 +387,10 @@ fn installing_the_product_does_not_install_the_fake_host() {
     );
     for package in packages {
         for dependency in package["dependencies"].as_array().expect("dependencies") {
-            if dependency["name"] == "test-support" {
+            if dependency["name"] == "test-support" || dependency["name"] == "fake-provider" {
                 assert_eq!(
                     dependency["kind"], "dev",
-                    "{} depends on test-support outside its tests",
+                    "{} depends on a test tool outside its tests",
                     package["name"]
                 );
             }

@@ -34,17 +34,26 @@ pub fn fixture(name: &str) -> Value {
 /// here, once, into the same target directory and profile.
 pub fn fake_host_bin(sibling: &str) -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let name = format!("fake-host{}", std::env::consts::EXE_SUFFIX);
-        let path = Path::new(sibling).with_file_name(name);
-        if !path.exists() {
-            build_fake_host(&path);
-        }
-        path
-    })
+    PATH.get_or_init(|| workspace_bin("test-support", "fake-host", sibling))
 }
 
-fn build_fake_host(path: &Path) {
+/// The `fake-provider` binary (package `fake-provider`, source in `tests/fake_provider/`), found and
+/// built like [`fake_host_bin`].
+pub fn fake_provider_bin(sibling: &str) -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| workspace_bin("fake-provider", "fake-provider", sibling))
+}
+
+/// The binary `name` of the workspace package `package`, next to `sibling`; built when missing.
+fn workspace_bin(package: &str, name: &str, sibling: &str) -> PathBuf {
+    let path = Path::new(sibling).with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !path.exists() {
+        build(package, name, &path);
+    }
+    path
+}
+
+fn build(package: &str, name: &str, path: &Path) {
     let profile_dir = path.parent().expect("a binary in a profile directory");
     let target_dir = profile_dir
         .parent()
@@ -55,23 +64,16 @@ fn build_fake_host(path: &Path) {
         None => "dev",
     };
     let status = std::process::Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "test-support",
-            "--bin",
-            "fake-host",
-        ])
+        .args(["build", "--quiet", "-p", package, "--bin", name])
         .args(["--profile", profile])
         .arg("--target-dir")
         .arg(target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
-        .expect("run cargo to build fake-host");
+        .unwrap_or_else(|e| panic!("run cargo to build {name}: {e}"));
     assert!(
         status.success() && path.exists(),
-        "could not build {}: run `cargo build -p test-support --bin fake-host`",
+        "could not build {}: run `cargo build -p {package} --bin {name}`",
         path.display()
     );
 }

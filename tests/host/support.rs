@@ -12,7 +12,12 @@ use serde_json::{Value, json};
 use tokio::io::BufReader;
 
 pub(crate) const ASP_BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
-pub(crate) const FAKE: &str = env!("CARGO_BIN_EXE_fake-provider");
+/// The fake provider (package `fake-provider`, built beside the bridge).
+pub(crate) fn fake() -> &'static str {
+    test_support::fake_provider_bin(ASP_BRIDGE)
+        .to_str()
+        .expect("a UTF-8 path")
+}
 const BASE: &str = "https://covibes.dev/asp/schemas/";
 /// Deadline of one call in these tests; a hung host fails the test instead of hanging it.
 const CALL: Duration = Duration::from_secs(60);
@@ -113,7 +118,7 @@ impl Config {
         let mut text = String::from("[hygiene]\nenabled = false\n");
         for p in providers {
             let mut command = p.command.clone().unwrap_or_else(|| {
-                let mut c = vec![FAKE.to_owned()];
+                let mut c = vec![fake().to_owned()];
                 c.extend(p.args.iter().cloned());
                 c.push("--pid-file".into());
                 c.push(
