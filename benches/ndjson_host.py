@@ -26,7 +26,7 @@ def main() -> None:
         else:
             reply = {"jsonrpc": "2.0", "id": message["id"],
                      "error": {"code": -32601, "message": f"no method {method}"}}
-        out.write(json.dumps(reply) + "\n")
+        out.write(json.dumps(reply, separators=(",", ":")) + "\n")
         out.flush()
 
 
