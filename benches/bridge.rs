@@ -605,25 +605,7 @@ const CHANGESETS: usize = 40;
 /// A repository of 500 committed files, 50 of them edited and 10 untracked files added.
 fn changed_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir.path())
-            .args([
-                "-c",
-                "user.name=b",
-                "-c",
-                "user.email=b@b",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .output()
-            .expect("git")
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |args: &[&str]| test_support::git::git(dir.path(), args);
     git(&["init", "-q"]);
     let text = |i: usize| format!("line {i}\n").repeat(200);
     for i in 0..500 {

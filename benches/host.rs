@@ -7,8 +7,7 @@
 //! from memory; interleaved call by call; p50, p99, overhead.
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,25 +31,7 @@ fn fake() -> &'static str {
 const CALLS: usize = 300;
 const WARM_UP: usize = 20;
 
-fn git(repo: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=b",
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git")
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
+use test_support::git::git;
 
 /// Serves `workspace/readBlob` from memory, as cheaply as a host could.
 struct Blobs(HashMap<String, String>);

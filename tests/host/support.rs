@@ -2,7 +2,7 @@
 //! with a JSON-RPC peer on its stdio, and the outer schema every answer is checked against.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,25 +22,7 @@ const BASE: &str = "https://covibes.dev/asp/schemas/";
 /// Deadline of one call in these tests; a hung host fails the test instead of hanging it.
 const CALL: Duration = Duration::from_secs(60);
 
-pub(crate) fn git(repo: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
+pub(crate) use test_support::git::git;
 
 /// A git repository with one committed file, `a.txt`.
 pub(crate) struct Repo {
