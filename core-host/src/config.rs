@@ -53,8 +53,8 @@ impl CallSite {
 pub enum Protocol {
     /// `asp/1.0`: enrolled directly.
     V1_0,
-    /// `asp/0.1`: accepted in configuration; enrollment is refused (state `incompatible`) until a
-    /// compatibility layer maps it.
+    /// `asp/0.1` (opcore-asp-provider 0.2.1): enrolled through the compatibility layer, which maps
+    /// its messages to and from v1.0 (`provider/from_asp01.rs`).
     V0_1,
 }
 

@@ -234,7 +234,8 @@ fn finding(item: &Item, diagnostic: &Value, gating: bool) -> Value {
                 item.provider,
                 diagnostic["location"]["path"]
                     .as_str()
-                    .unwrap_or("the changeset")
+                    .filter(|path| !path.is_empty())
+                    .unwrap_or("the project")
             ),
             "synthesized",
         ),

@@ -137,6 +137,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             baseline: baseline.clone(),
             blobs: Arc::new(intake.blobs),
             deadline: budget,
+            call_site,
         };
         let outcomes = run(host, &entries, &evaluation).await;
         entries

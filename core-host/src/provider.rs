@@ -2,12 +2,14 @@
 //! warm, restarted after a crash with a growing delay, quarantined after repeated failures.
 //!
 //! Start: spawn (bridge-core's child process handling: own process group, stderr to tracing, fixed
-//! shutdown escalation, killed with the host), `initialize` with `protocolVersion: "asp/1.0"` (a
+//! shutdown escalation, killed with the host), `initialize` with `protocolVersion: "asp/1.0"`, or
+//! `"asp/0.1"` through the compatibility layer ([`from_asp01`]) when the configuration says so (a
 //! contract refusal is `incompatible`, reason `skewed`), the result checked against
 //! `initialize.schema.json`, then `initialized` with the narrowed grant (requested ∩ configured read
 //! globs; write and network false). One evaluation runs at a time per provider, so the blobs it
 //! reads belong to exactly one request.
 
+mod from_asp01;
 mod session;
 
 use std::path::PathBuf;
@@ -20,7 +22,7 @@ pub(crate) use session::Session;
 
 use crate::assessment::{self, Accepted, Expected};
 use crate::callbacks::{RequestScope, Scope};
-use crate::config::{Protocol, ProviderSpec};
+use crate::config::{CallSite, Protocol, ProviderSpec};
 use crate::snapshot::{Baseline, ScopedBlob, Workspace};
 
 /// The restart delay doubles from the configured one up to this.
@@ -96,6 +98,8 @@ pub(crate) struct Evaluation {
     pub(crate) baseline: Baseline,
     pub(crate) blobs: Arc<std::collections::HashMap<String, ScopedBlob>>,
     pub(crate) deadline: Duration,
+    /// The outer request's call site (an `asp/0.1` provider is told it).
+    pub(crate) call_site: CallSite,
 }
 
 struct Life {
@@ -130,8 +134,7 @@ impl Slot {
         } else {
             "enrolled"
         };
-        let mut permanent = None;
-        let mut view = View {
+        let view = View {
             lifecycle: "launched",
             state: "installed",
             enrollment,
@@ -139,21 +142,6 @@ impl Slot {
             identity: None,
             advertised_check: false,
         };
-        if spec.protocol == Protocol::V0_1 {
-            let failure = Failure::new(
-                "incompatible",
-                "incompatible",
-                "the configuration enrolls it with protocol asp/0.1; this host speaks asp/1.0 and has no asp/0.1 compatibility layer yet",
-            );
-            view = View {
-                lifecycle: "incompatible",
-                state: "incompatible",
-                enrollment: "incompatible",
-                failure: Some(failure.clone()),
-                ..view
-            };
-            permanent = Some(failure);
-        }
         Slot {
             scope: Arc::new(Scope::new(&spec.id)),
             spec,
@@ -163,7 +151,7 @@ impl Slot {
                 session: None,
                 failures: 0,
                 retry_at: None,
-                permanent,
+                permanent: None,
                 last: None,
             }),
             view: Mutex::new(view),
@@ -353,6 +341,15 @@ impl Slot {
         if let Some(configuration) = &self.spec.configuration {
             params["configuration"] = configuration.clone();
         }
+        let mut applied = from_asp01::Applied::new();
+        if self.spec.protocol == Protocol::V0_1 {
+            params = from_asp01::evaluate_params(
+                params,
+                evaluation.call_site,
+                &evaluation.changeset_digest,
+                &mut applied,
+            );
+        }
         let remaining = evaluation
             .deadline
             .saturating_sub(started.elapsed())
@@ -361,10 +358,14 @@ impl Slot {
         let served = guard.served();
         let refused = guard.refused();
         drop(guard);
-        let answer = match answer {
+        let mut answer = match answer {
             Ok(answer) => answer,
             Err(failure) => return Err(self.after_call_failure(&session, failure).await),
         };
+        if self.spec.protocol == Protocol::V0_1 {
+            answer = from_asp01::assessment(answer, &mut applied);
+            from_asp01::log(&self.spec.id, "check/evaluate", &applied);
+        }
         let expected = Expected {
             baseline: &evaluation.baseline.value,
             changeset_digest: &evaluation.changeset_digest,

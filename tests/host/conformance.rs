@@ -323,23 +323,61 @@ async fn core_provider_skewed() {
         "incompatible"
     );
 
-    // An asp/0.1 provider is accepted in the configuration but not enrolled.
+    skewed_when_asp_0_1_is_refused().await;
+}
+
+/// An `asp/0.1` provider that refuses `asp/0.1` is skewed too: the host asked for the version the
+/// configuration named.
+async fn skewed_when_asp_0_1_is_refused() {
     let repo = Repo::new();
     repo.write("a.txt", "changed\n");
-    let mut old = Provider::fake("none");
+    let mut old = Provider::fake("refuse-protocol");
     old.protocol = "asp/0.1";
     let config = Config::new(&[old]);
     let host = Host::start(repo.path(), &config);
-    let status = host.status().await;
-    assert_eq!(status["servers"][0]["enrollmentState"], "incompatible");
-    assert_eq!(status["host"]["state"], "degraded");
     let verdict = host.evaluate("interactive").await;
-    assert_indeterminate(&verdict, "incompatible");
+    assert_indeterminate(&verdict, "skewed");
     host.finish().await;
-    assert!(
-        config.record("fake").is_empty(),
-        "an asp/0.1 provider is never started"
+    let record = config.record("fake");
+    assert_eq!(record[0]["event"], "initialize", "{record:#?}");
+    assert_eq!(record[0]["data"]["protocolVersion"], "asp/0.1");
+}
+
+/// A provider enrolled with `protocol = "asp/0.1"` is started through the compatibility layer:
+/// `initialize` asks for asp/0.1, `check/evaluate` carries the call site and the configuration's keys
+/// as params (opcore's `checks`), and its answer counts like any other.
+#[tokio::test]
+async fn core_provider_asp_0_1_is_enrolled_through_the_compatibility_layer() {
+    let repo = Repo::new();
+    repo.write("a.txt", "FAKE-ERROR here\n");
+    let mut old = Provider::fake("none");
+    old.protocol = "asp/0.1";
+    old.extra = "configuration = { checks = [\"typescript.types\"] }\n".into();
+    let config = Config::new(&[old]);
+    let host = Host::start(repo.path(), &config);
+    let verdict = host.evaluate("sweep").await;
+    assert_eq!(verdict["decision"], "deny", "{verdict:#}");
+    assert_eq!(verdict["coverage"]["ran"], json!(["fake"]), "{verdict:#}");
+    let status = host.status().await;
+    assert_eq!(
+        status["servers"][0]["enrollmentState"], "enrolled",
+        "{status:#}"
     );
+    host.finish().await;
+    let record = config.record("fake");
+    let initialize = record.iter().find(|r| r["event"] == "initialize").unwrap();
+    assert_eq!(initialize["data"]["protocolVersion"], "asp/0.1");
+    let evaluate = record
+        .iter()
+        .find(|r| r["event"] == "check/evaluate")
+        .unwrap();
+    assert_eq!(evaluate["data"]["callSite"], "sweep");
+    assert_eq!(evaluate["data"]["checks"], json!(["typescript.types"]));
+    assert!(
+        evaluate["data"].get("configuration").is_none(),
+        "{evaluate:#}"
+    );
+    assert!(evaluate["data"]["changesetDigest"].is_string());
 }
 
 #[tokio::test]

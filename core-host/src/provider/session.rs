@@ -10,9 +10,9 @@ use bridge_core::child::{ChildPeer, ChildSpec};
 use bridge_core::peer::{CallOptions, Peer, PeerConfig};
 use serde_json::{Value, json};
 
-use super::{Failure, Identity};
+use super::{Failure, Identity, from_asp01};
 use crate::callbacks::{Callbacks, Scope};
-use crate::config::ProviderSpec;
+use crate::config::{Protocol, ProviderSpec};
 use crate::glob::GlobSet;
 use crate::receipt::{HOST_NAME, HOST_VERSION};
 use crate::schema::{self, Shape};
@@ -132,13 +132,18 @@ impl Session {
         baseline: &Baseline,
         deadline: Duration,
     ) -> Result<Identity, StartFailure> {
-        let params = json!({
+        let mut applied = from_asp01::Applied::new();
+        let mut params = json!({
             "protocolVersion": "asp/1.0",
             "host": {"name": HOST_NAME, "version": HOST_VERSION},
             "hostCapabilities": {"readBlob": true, "putBlob": false, "progress": false, "pullDiagnostics": false},
             "workspace": {"root": workspace.root().to_string_lossy(), "baseline": baseline.value},
             "assuranceMode": "advisory",
         });
+        let old = spec.protocol == Protocol::V0_1;
+        if old {
+            params = from_asp01::initialize_params(params, &mut applied);
+        }
         let result = match self
             .peer
             .request_raw("initialize", Some(&params), options(deadline))
@@ -156,7 +161,8 @@ impl Session {
                         "skewed",
                         "incompatible",
                         format!(
-                            "the provider refused protocol asp/1.0 (code {code}): {}",
+                            "the provider refused protocol {} (code {code}): {}",
+                            spec.protocol.as_str(),
                             bridge_core::text::untrusted(&message, 300)
                         ),
                     ),
@@ -165,6 +171,13 @@ impl Session {
                 });
             }
             Err(e) => return Err(retry(call_failure(&e, "initialize"))),
+        };
+        let result = if old {
+            let result = from_asp01::initialize_result(result, &mut applied);
+            from_asp01::log(&spec.id, "initialize", &applied);
+            result
+        } else {
+            result
         };
         if let Err(e) = schema::check(Shape::InitializeResult, &result) {
             return Err(StartFailure {
