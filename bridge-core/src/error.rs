@@ -126,9 +126,13 @@ pub enum Error {
     #[error("host unavailable: {0}")]
     Unavailable(String),
 
-    /// The supervisor stopped starting the host; `fail_class` is that of the failure that made it
-    /// stop (a host that keeps crashing: `health`; one that speaks another protocol: `contract`).
-    #[error("host unavailable: gave up after {failures} failed starts; last: {last}")]
+    /// The supervisor stopped starting the host, for good: `fail_class` is that of the failure that
+    /// made it stop (a host that keeps crashing: `health`; one that speaks another protocol:
+    /// `contract`). Not retryable: only a restart of the bridge starts the host again.
+    #[error(
+        "host unavailable: gave up after {failures} failed starts (fix the host, then restart \
+         asp-bridge); last: {last}"
+    )]
     GaveUp {
         failures: u32,
         last: String,
@@ -177,7 +181,7 @@ impl Error {
     pub fn retryable(&self) -> bool {
         match self {
             Error::Refused { retryable, .. } => *retryable,
-            Error::Spawn { .. } => false,
+            Error::Spawn { .. } | Error::GaveUp { .. } => false,
             other => other.fail_class() == FailClass::Health,
         }
     }

@@ -113,6 +113,11 @@ async fn a_host_that_keeps_dying_is_given_up_on() {
         "{err}"
     );
     assert_eq!(err.fail_class(), FailClass::Health);
+    assert!(
+        !err.retryable(),
+        "given up on for good: calling again cannot help"
+    );
+    assert!(err.to_string().contains("restart asp-bridge"), "{err}");
 }
 
 #[tokio::test]

@@ -396,6 +396,11 @@ fn hint(class: FailClass, error: &Error) -> &'static str {
              will not help until it is installed or ASP_BRIDGE_HOST_COMMAND (--host-command) names \
              it; tell the user, and treat the code as unchecked"
         }
+        (_, Error::Host(bridge_core::Error::GaveUp { .. })) => {
+            "asp-bridge gave up on the ASP host after it kept failing to start or answer: calling \
+             again will not help until the host is fixed and asp-bridge (this MCP server) is \
+             restarted; tell the user, and treat the code as unchecked"
+        }
         (FailClass::Health, _) if error.retryable() => {
             "the ASP host is down, slow or restarting; retry shortly, and treat the code as unchecked meanwhile"
         }
@@ -563,6 +568,21 @@ mod tests {
         let hint = content["hint"].as_str().unwrap();
         assert!(!hint.contains("retry shortly"), "{hint}");
         assert!(hint.contains("ASP_BRIDGE_HOST_COMMAND"), "{hint}");
+    }
+
+    #[test]
+    fn a_host_given_up_on_is_not_retryable_and_the_hint_says_to_restart() {
+        let error = Error::from(bridge_core::Error::GaveUp {
+            failures: 8,
+            last: "host exited with status 9".into(),
+            fail_class: FailClass::Health,
+        });
+        let content = failure("asp_status", &error).structured_content.unwrap();
+        assert_eq!(content["failClass"], "health");
+        assert_eq!(content["retryable"], false);
+        let hint = content["hint"].as_str().unwrap();
+        assert!(!hint.contains("retry shortly"), "{hint}");
+        assert!(hint.contains("restarted"), "{hint}");
     }
 
     #[test]
