@@ -2,6 +2,10 @@
 //! ([`NotRun`], merged from coverage and receipt failures), whether a decision is incomplete (never to
 //! be shown as clean), the status summary, canonical capability names.
 //!
+//! One degradation reason is no gap in coverage: [`BLOCKING_DIAGNOSTIC`] says that required
+//! coverage ran and found a blocking finding. It is kept apart ([`Decision::blocking`]) and never
+//! listed as something that did not run.
+//!
 //! The answer types themselves are the lenient [`crate::proto`] structs, under their one name
 //! (`proto::Decision`, `proto::Status`…); this module only adds what front ends would otherwise
 //! compute on their own.
@@ -39,10 +43,18 @@ impl From<&Degradation> for NotRun {
     }
 }
 
-/// Merges degradation lists, keeping the first of each `(source, reason)` pair, in order.
-fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> {
+/// The degradation reason of required coverage that ran and found a blocking finding: a verdict,
+/// not a gap.
+pub const BLOCKING_DIAGNOSTIC: &str = "blocking-diagnostic";
+
+/// Merges degradation lists, keeping the first of each `(source, reason)` pair, in order, and only
+/// the entries `keep` accepts.
+fn merge_where<'a>(
+    lists: impl IntoIterator<Item = &'a [Degradation]>,
+    keep: impl Fn(&Degradation) -> bool,
+) -> Vec<NotRun> {
     let mut out: Vec<NotRun> = Vec::new();
-    for degradation in lists.into_iter().flatten() {
+    for degradation in lists.into_iter().flatten().filter(|d| keep(d)) {
         if !out
             .iter()
             .any(|n| n.source == degradation.source && n.reason == degradation.reason)
@@ -53,13 +65,30 @@ fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> 
     out
 }
 
+/// What did not run or ran degraded: every degradation but [`BLOCKING_DIAGNOSTIC`].
+fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> {
+    merge_where(lists, |d| d.reason != BLOCKING_DIAGNOSTIC)
+}
+
 impl Decision {
     /// Everything the host says did not run or ran degraded; empty only when coverage is whole.
+    /// Required coverage that ran and blocked is not in it (see [`Decision::blocking`]).
     pub fn not_run(&self) -> Vec<NotRun> {
-        merge([
+        merge(self.degradation_lists())
+    }
+
+    /// The required coverage that ran and found a blocking finding ([`BLOCKING_DIAGNOSTIC`]).
+    pub fn blocking(&self) -> Vec<NotRun> {
+        merge_where(self.degradation_lists(), |d| {
+            d.reason == BLOCKING_DIAGNOSTIC
+        })
+    }
+
+    fn degradation_lists(&self) -> [&[Degradation]; 2] {
+        [
             self.coverage.degraded.as_slice(),
             self.receipt.failures.as_slice(),
-        ])
+        ]
     }
 
     /// Whether required coverage is incomplete: a result that must never be shown as "clean".
@@ -192,6 +221,18 @@ mod tests {
         assert!(decision.not_run().is_empty());
         assert!(!decision.is_incomplete());
         assert_eq!(decision.findings.len(), 1);
+    }
+
+    #[test]
+    fn required_coverage_that_ran_and_blocked_is_not_listed_as_not_run() {
+        let decision: Decision = fixture("core/evaluate.deny.json");
+        assert!(decision.is(DecisionKind::Deny));
+        assert_eq!(decision.not_run(), [], "the required check ran");
+        assert!(!decision.is_incomplete());
+        let blocking = decision.blocking();
+        assert_eq!(blocking.len(), 1, "{blocking:?}");
+        assert_eq!(blocking[0].source, "core-required-check");
+        assert_eq!(blocking[0].reason, BLOCKING_DIAGNOSTIC);
     }
 
     #[test]
