@@ -7,6 +7,7 @@
 mod commands;
 mod flags;
 mod host_choice;
+mod log;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use crate::flags::{Cli, Command, HostArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    log::init();
     let runtime = match runtime_for(&cli.command) {
         Ok(runtime) => runtime,
         Err(e) => return report(&anyhow::Error::new(e).context("cannot start the async runtime")),
@@ -116,17 +117,6 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
             }
         })
         .unwrap_or(FailClass::Input)
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ASP_BRIDGE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(false)
-        .init();
 }
 
 /// The workspace root: `--repo` or the current directory, made absolute.
