@@ -16,27 +16,7 @@ pub(crate) fn clean(text: &str, max: usize, fallback: &str) -> String {
 
 /// Whether `version` is a Semantic Versioning 2.0.0 version.
 pub(crate) fn is_semver(version: &str) -> bool {
-    let (rest, build) = match version.split_once('+') {
-        Some((rest, build)) => (rest, Some(build)),
-        None => (version, None),
-    };
-    let (core, pre) = match rest.split_once('-') {
-        Some((core, pre)) => (core, Some(pre)),
-        None => (rest, None),
-    };
-    let numeric = |s: &str| {
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
-    };
-    let ident =
-        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    let core: Vec<&str> = core.split('.').collect();
-    core.len() == 3
-        && core.iter().all(|part| numeric(part))
-        && pre.is_none_or(|pre| {
-            pre.split('.')
-                .all(|id| ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
-        })
-        && build.is_none_or(|build| build.split('.').all(ident))
+    semver::Version::parse(version).is_ok()
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a moment (UTC).

@@ -128,18 +128,26 @@ impl HostProcess {
     }
 }
 
-/// Accepts `asp-outer/1` and `asp-outer/1.x`; refuses anything else with a contract error.
+/// Accepts `asp-outer/1`, `asp-outer/1.x` and `asp-outer/1.x.y`; refuses anything else with a
+/// contract error.
 pub fn check_outer_protocol(found: &str) -> Result<()> {
-    let major = found
-        .strip_prefix("asp-outer/")
-        .map(|v| v.split('.').next().unwrap_or(v));
-    if major == Some("1") {
+    if protocol_major(found, "asp-outer") == Some(1) {
         Ok(())
     } else {
         Err(Error::UnsupportedProtocol {
             found: found.to_owned(),
         })
     }
+}
+
+/// The major version of a protocol id `NAME/VERSION`, where VERSION is a whole or partial semantic
+/// version (`1`, `1.7`, `1.7.2`): no operator, wildcard, pre-release or white space.
+fn protocol_major(id: &str, name: &str) -> Option<u64> {
+    let version = id.strip_prefix(name)?.strip_prefix('/')?;
+    if !version.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    semver::Comparator::parse(version).ok().map(|v| v.major)
 }
 
 #[cfg(test)]
@@ -171,7 +179,19 @@ mod tests {
         assert!(check_outer_protocol("asp-outer/1.0").is_ok());
         assert!(check_outer_protocol("asp-outer/1.7").is_ok());
         assert!(check_outer_protocol("asp-outer/1").is_ok());
-        for bad in ["asp-outer/2.0", "asp-outer/10.0", "asp/1.0", ""] {
+        assert!(check_outer_protocol("asp-outer/1.7.2").is_ok());
+        for bad in [
+            "asp-outer/2.0",
+            "asp-outer/10.0",
+            "asp/1.0",
+            "",
+            "asp-outer/",
+            "asp-outer/01.0",
+            "asp-outer/1.x",
+            "asp-outer/1.0-rc",
+            "asp-outer/1..0",
+            "asp-outer/1.0 ",
+        ] {
             let err = check_outer_protocol(bad).unwrap_err();
             assert_eq!(err.fail_class(), crate::FailClass::Contract, "{bad}");
         }
