@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_encode};
+
 /// The base id every relative artifact URI is resolved against.
 pub(crate) const SRCROOT: &str = "%SRCROOT%";
 
@@ -81,24 +83,21 @@ fn path_bytes(path: &Path) -> Vec<u8> {
     path.to_string_lossy().replace('\\', "/").into_bytes()
 }
 
+/// What stays literal in a path: the RFC 3986 unreserved characters and `/`.
+const PATH: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
 /// Percent-encodes a `/`-separated path.
 pub(crate) fn encode_path(path: &str) -> String {
     encode_bytes(path.as_bytes())
 }
 
 fn encode_bytes(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = String::with_capacity(bytes.len());
-    for &byte in bytes {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
-            out.push(char::from(byte));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0xf)]));
-        }
-    }
-    out
+    percent_encode(bytes, PATH).to_string()
 }
 
 #[cfg(test)]
@@ -107,20 +106,10 @@ mod tests {
 
     /// The inverse of the encoding, as `decodeURIComponent` does it.
     fn decode(uri: &str) -> String {
-        let bytes = uri.as_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
-                out.push(u8::from_str_radix(hex, 16).unwrap());
-                i += 3;
-            } else {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8(out).unwrap()
+        percent_encoding::percent_decode_str(uri)
+            .decode_utf8()
+            .unwrap()
+            .into_owned()
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Small value checks and formats the conversion needs: semantic versions, RFC 3339 times, untrusted
 //! text made safe for a dashboard, and Markdown escaping.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use chrono::{DateTime, SecondsFormat, Utc};
 
 /// Untrusted host text without hidden or BiDi characters, capped at `max` characters; `fallback` when
 /// nothing is left.
@@ -21,80 +23,12 @@ pub(crate) fn is_semver(version: &str) -> bool {
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` for a moment (UTC).
 pub(crate) fn utc(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
+    DateTime::<Utc>::from(time).to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// Whether `text` is an RFC 3339 `date-time` (what the SARIF schema's `format` asks for).
 pub(crate) fn is_date_time(text: &str) -> bool {
-    let b = text.as_bytes();
-    let digits = |range: std::ops::Range<usize>| {
-        b.get(range)
-            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
-    };
-    let fixed = b.len() >= 20
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
-        && matches!(b[10], b'T' | b't')
-        && digits(11..13)
-        && b[13] == b':'
-        && digits(14..16)
-        && b[16] == b':'
-        && digits(17..19);
-    if !fixed {
-        return false;
-    }
-    let mut rest = &b[19..];
-    if let Some(fraction) = rest.strip_prefix(b".") {
-        let n = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
-        if n == 0 {
-            return false;
-        }
-        rest = &fraction[n..];
-    }
-    let offset = match rest {
-        [b'Z' | b'z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
-        _ => false,
-    };
-    let number = |range: std::ops::Range<usize>| {
-        std::str::from_utf8(&b[range])
-            .ok()
-            .and_then(|s| s.parse::<u32>().ok())
-            .unwrap_or(99)
-    };
-    offset
-        && (1..=12).contains(&number(5..7))
-        && (1..=31).contains(&number(8..10))
-        && number(11..13) <= 23
-        && number(14..16) <= 59
-        && number(17..19) <= 60
+    DateTime::parse_from_rfc3339(text).is_ok()
 }
 
 /// Plain text made literal in Markdown: every character Markdown or HTML could interpret is escaped.
@@ -141,7 +75,7 @@ pub(crate) fn is_web_uri(href: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn semantic_versions_are_recognised() {
