@@ -8,7 +8,7 @@ mod adapter {
 }
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use adapter::client::{ERAS, Era, content, open, open_with_budget};
 use adapter::fake_host::{FakeHost, Script};
@@ -110,18 +110,10 @@ fn schemas_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../schemas/mcp")
 }
 
-/// `expected` is the file's content, or the file is rewritten when `UPDATE_SCHEMAS=1`.
-fn check_file(path: &Path, actual: &Value, stale: &mut Vec<String>) {
+/// Compares `actual`, pretty-printed, with the committed file at `path` (`UPDATE_EXPECT=1` rewrites it).
+fn check_file(path: PathBuf, actual: &Value) {
     let text = format!("{}\n", serde_json::to_string_pretty(actual).unwrap());
-    if std::env::var_os("UPDATE_SCHEMAS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-        return;
-    }
-    match std::fs::read_to_string(path) {
-        Ok(existing) if existing == text => {}
-        _ => stale.push(path.display().to_string()),
-    }
+    expect_test::expect_file![path].assert_eq(&text);
 }
 
 #[tokio::test]
@@ -144,7 +136,6 @@ async fn tools_list_is_the_same_in_both_eras_and_matches_the_snapshot_and_schema
     assert_eq!(names, TOOLS, "five tools, in a deterministic order");
     assert_eq!(mcp_adapter::TOOL_NAMES, TOOLS);
 
-    let mut stale = Vec::new();
     for tool in listed.as_array_mut().unwrap() {
         let name = tool["name"].as_str().unwrap().to_owned();
         let schema = tool
@@ -153,17 +144,12 @@ async fn tools_list_is_the_same_in_both_eras_and_matches_the_snapshot_and_schema
             .remove("outputSchema")
             .unwrap();
         check_file(
-            &schemas_dir().join(format!("{name}.output.schema.json")),
+            schemas_dir().join(format!("{name}.output.schema.json")),
             &schema,
-            &mut stale,
         );
         tool["outputSchema"] = json!({"$ref": format!("schemas/mcp/{name}.output.schema.json")});
     }
-    check_file(&snapshot_dir().join("tools-list.json"), &listed, &mut stale);
-    assert!(
-        stale.is_empty(),
-        "out of date (run with UPDATE_SCHEMAS=1 to rewrite): {stale:#?}"
-    );
+    check_file(snapshot_dir().join("tools-list.json"), &listed);
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! Every example decision of the ASP fixtures (allow, deny, each kind of indeterminate) converts into
 //! a log that the OASIS schema accepts, that passes GitHub's own checks, and that matches its
-//! committed whole-document snapshot under `tests/fixtures/sarif/` (`UPDATE_SNAPSHOTS=1` rewrites
+//! committed whole-document snapshot under `tests/fixtures/sarif/` (`UPDATE_EXPECT=1` rewrites
 //! them; the workspace path, the invocation times and the bridge version are normalised).
 
 use std::path::{Path, PathBuf};
@@ -181,40 +181,14 @@ fn the_deny_fixtures_point_at_their_lines_with_githubs_line_hash() {
 
 #[test]
 fn every_fixture_decision_matches_its_snapshot() {
-    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1");
     let dir = fixtures().join("sarif");
-    let mut stale = Vec::new();
     for (name, bytes) in saved_decisions() {
         let log = normalise(convert(&bytes));
         let mut text = serde_json::to_string_pretty(&log).unwrap();
         text.push('\n');
         let path = dir.join(name.replace(".json", ".sarif"));
-        if update {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &text).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        if expected != text {
-            let line = expected
-                .lines()
-                .zip(text.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or_else(|| expected.lines().count().min(text.lines().count()));
-            stale.push(format!(
-                "{}: first difference at line {}:\n  snapshot: {}\n  now:      {}",
-                path.display(),
-                line + 1,
-                expected.lines().nth(line).unwrap_or("<end>"),
-                text.lines().nth(line).unwrap_or("<end>"),
-            ));
-        }
+        expect_test::expect_file![path].assert_eq(&text);
     }
-    assert!(
-        stale.is_empty(),
-        "snapshots differ (rerun with UPDATE_SNAPSHOTS=1 and review the diff):\n{}",
-        stale.join("\n")
-    );
 }
 
 #[test]
