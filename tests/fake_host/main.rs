@@ -29,42 +29,10 @@
 //! already answered, or it hangs and stays unanswered). At stdin EOF the host waits for the delayed
 //! answers still in flight, then exits 0. It never panics on input.
 //!
-//! # Flags (several may combine; `METHOD` may be `*` for every request; `--flag=value` also works)
+//! # Flags
 //!
-//! - `--fixtures DIR`, `--evaluate FILE` (relative to DIR, or absolute), `--record FILE` (append every
-//!   received line verbatim, one per line, flushed).
-//! - `--findings N`: evaluate answers get N generated findings with non-ASCII, emoji and BiDi text and
-//!   `decision: deny`, `pass: false`; the rest of the fixture is kept. `--findings-path PATH`: all
-//!   generated findings use PATH and lines `i % 5` (otherwise `src/ünï/файл-{i} 😀.ts`, lines `i % 50`).
-//! - `--crash-on METHOD` (repeatable; matches requests and notifications, `*` the first message):
-//!   write `fake-host: crashing on METHOD` to stderr, exit with `--exit-code N` (default 3), no answer.
-//!   `--crash-after N`: crash on request N+1 (requests received are counted, hung ones included).
-//! - `--hang-on METHOD` (repeatable): never answer it; other requests are still answered.
-//! - `--delay-ms METHOD=MS` (repeatable; the first matching entry wins): answer after MS ms on a thread.
-//! - `--error METHOD=CLASS` (repeatable): answer with an error of failClass CLASS: `health` -32010,
-//!   `policy` -32012, `input` -32013, `contract` -32014; message `fake host refuses: CLASS`.
-//! - `--junk`: before every answer write `this is not json`, an empty line, a CRLF-terminated
-//!   `host/log` notification and a line with invalid UTF-8.
-//! - `--oversize BYTES`: before every answer write one valid JSON notification line of BYTES bytes
-//!   (newline not counted).
-//! - `--unknown-id`: before every answer write two responses to ids never issued
-//!   (`"fake-unknown-<n>"` and `999999`).
-//! - `--duplicate`: after every answer write the same answer again.
-//! - `--progress`: before answering `host/evaluateChangeset` or `host/queryInspect` (before the delay
-//!   if one applies) send two `$/progress` notifications with `token` = the request id: a `report`
-//!   (50 %) and a `diagnostics` batch (the answer's first finding, or a sample diagnostic).
-//! - `--outer-protocol VALUE`: rewrite `result.host.outerProtocol` of the `host/status` answer.
-//! - `--stderr-flood N`: write N lines of ~100 bytes to stderr at start-up, then one per received line.
-//! - `--close-stdout-on METHOD`: on METHOD, close stdout and keep running (same pid): on Unix the host
-//!   re-executes itself with stdout on `/dev/null` (`CommandExt::exec`, no `unsafe`), so the pipe's
-//!   write end is really closed; the new image records stdin lines and exits 0 at EOF. Lines read but
-//!   not yet handled by the old image are lost; other flags stop applying. Elsewhere (or if exec
-//!   fails) it only stops writing.
-//! - `--ignore-shutdown`: never answer `shutdown`, keep running after stdin EOF, and ignore SIGTERM
-//!   (on Unix the host re-executes itself once at start-up through `/bin/sh -c "trap '' TERM; exec …"`;
-//!   an ignored signal stays ignored across exec). Only SIGKILL stops it.
-//! - `--sleep-before-ms MS`: sleep before reading anything.
-//! - `--help`: this list, on stderr.
+//! [`Config`] is their one description: `fake-host --help` prints it (on stderr). Several flags may
+//! combine; `METHOD` may be `*` for every request; `--flag=value` also works.
 //!
 //! Precedence for one request: crash, close-stdout, hang (and ignored shutdown), then the answer
 //! (`--error`, else the fixture, else method-not-found), then progress, then delay or immediate send.
@@ -78,40 +46,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use clap::Parser;
 use serde_json::{Value, json};
 
 use content::{generated_finding, oversize_line, sample_authority, sample_diagnostic};
 
 mod content;
-
-const USAGE: &str = "\
-usage: fake-host [FLAGS]   (a scriptable ASP host for tests; NDJSON JSON-RPC on stdin/stdout)
-  --fixtures DIR             fixture directory (default: the crate's ../tests/fixtures/asp)
-  --evaluate FILE            host/evaluateChangeset fixture, relative to DIR or absolute
-                             (default outer/evaluate.deny.gating.json)
-  --record FILE              append every received line to FILE
-  --findings N               N generated findings (non-ASCII, emoji, BiDi) in evaluate answers
-  --findings-path PATH       every generated finding uses PATH, lines i % 5
-  --crash-on METHOD          exit without answering on METHOD (* = first message); repeatable
-  --crash-after N            answer N requests, crash on the next
-  --exit-code N              exit status of a crash (default 3)
-  --hang-on METHOD           never answer METHOD (* = all); repeatable
-  --delay-ms METHOD=MS       answer METHOD after MS ms, others meanwhile; repeatable
-  --error METHOD=CLASS       answer METHOD with an error of failClass CLASS
-                             (health|contract|policy|input); repeatable
-  --junk                     junk lines before every answer
-  --oversize BYTES           one BYTES-long line before every answer
-  --unknown-id               responses to never-issued ids before every answer
-  --duplicate                every answer written twice
-  --progress                 $/progress before evaluate and queryInspect answers
-  --outer-protocol VALUE     host.outerProtocol of the status answer
-  --stderr-flood N           N lines to stderr at start, then one per received line
-  --close-stdout-on METHOD   close stdout on METHOD and keep running
-  --ignore-shutdown          no answer to shutdown, ignore stdin EOF and SIGTERM
-  --sleep-before-ms MS       sleep before reading anything
-  -h, --help                 this text
-A cancelled ($/cancelRequest) delayed request is answered with error -32016 cancelled.
-";
 
 /// Set in the environment of the image re-executed by `--close-stdout-on`.
 const STDOUT_CLOSED_ENV: &str = "FAKE_HOST_STDOUT_CLOSED";
@@ -134,28 +74,95 @@ const FIXTURES: [(&str, &str); 5] = [
     (EVALUATE, "outer/evaluate.deny.gating.json"),
 ];
 
-#[derive(Debug, Default)]
+/// A scriptable ASP host for tests: NDJSON JSON-RPC on stdin/stdout, answers from fixtures, faults
+/// on request.
+#[derive(Debug, Default, Parser)]
+#[command(
+    name = "fake-host",
+    allow_hyphen_values = true,
+    args_override_self = true,
+    after_help = "A cancelled ($/cancelRequest) delayed request is answered with error -32016 cancelled."
+)]
 struct Config {
+    /// Fixture directory (default: the crate's ../tests/fixtures/asp).
+    #[arg(long, value_name = "DIR")]
     fixtures: Option<PathBuf>,
+    /// host/evaluateChangeset fixture, relative to DIR or absolute (default
+    /// outer/evaluate.deny.gating.json).
+    #[arg(long, value_name = "FILE")]
     evaluate: Option<PathBuf>,
+    /// Append every received line to FILE, verbatim, one per line, flushed.
+    #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+    /// Evaluate answers get N generated findings (non-ASCII, emoji and BiDi text) and `decision:
+    /// deny`, `pass: false`; the rest of the fixture is kept.
+    #[arg(long, value_name = "N", value_parser = number::<usize>)]
     findings: Option<usize>,
+    /// Every generated finding uses PATH and lines i % 5 (otherwise `src/ünï/файл-{i} 😀.ts`, lines
+    /// i % 50).
+    #[arg(long, value_name = "PATH")]
     findings_path: Option<String>,
+    /// Exit without answering on METHOD, requests and notifications (* = the first message), after
+    /// writing `fake-host: crashing on METHOD` to stderr. Repeatable.
+    #[arg(long, value_name = "METHOD")]
     crash_on: Vec<String>,
+    /// Answer N requests, crash on the next (hung requests count).
+    #[arg(long, value_name = "N", value_parser = number::<u64>)]
     crash_after: Option<u64>,
+    /// Exit status of a crash (default 3).
+    #[arg(long, value_name = "N", value_parser = number::<i32>)]
     exit_code: Option<i32>,
+    /// Never answer METHOD (* = all); other requests are still answered. Repeatable.
+    #[arg(long, value_name = "METHOD")]
     hang_on: Vec<String>,
+    /// Answer METHOD after MS ms on a thread, others meanwhile. Repeatable; the first matching entry
+    /// wins.
+    #[arg(long = "delay-ms", value_name = "METHOD=MS", value_parser = delay)]
     delays: Vec<(String, u64)>,
+    /// Answer METHOD with an error of failClass CLASS: health -32010, policy -32012, input -32013,
+    /// contract -32014; message `fake host refuses: CLASS`. Repeatable.
+    #[arg(long = "error", value_name = "METHOD=CLASS", value_parser = refusal)]
     errors: Vec<(String, String)>,
+    /// Before every answer write `this is not json`, an empty line, a CRLF-terminated `host/log`
+    /// notification and a line with invalid UTF-8.
+    #[arg(long)]
     junk: bool,
+    /// Before every answer write one valid JSON notification line of BYTES bytes (newline not
+    /// counted).
+    #[arg(long, value_name = "BYTES", value_parser = number::<usize>)]
     oversize: Option<usize>,
+    /// Before every answer write two responses to ids never issued (`"fake-unknown-<n>"` and
+    /// 999999).
+    #[arg(long)]
     unknown_id: bool,
+    /// Write every answer twice.
+    #[arg(long)]
     duplicate: bool,
+    /// Before answering host/evaluateChangeset or host/queryInspect (before any delay) send two
+    /// `$/progress` notifications with token = the request id: a report (50 %) and a diagnostics
+    /// batch (the answer's first finding, or a sample diagnostic).
+    #[arg(long)]
     progress: bool,
+    /// Rewrite `result.host.outerProtocol` of the host/status answer.
+    #[arg(long, value_name = "VALUE")]
     outer_protocol: Option<String>,
+    /// Write N lines of ~100 bytes to stderr at start-up, then one per received line.
+    #[arg(long, value_name = "N", value_parser = number::<u64>)]
     stderr_flood: Option<u64>,
+    /// On METHOD, close stdout and keep running (same pid): on Unix the host re-executes itself
+    /// with stdout on /dev/null (`CommandExt::exec`, no `unsafe`), so the pipe's write end is
+    /// really closed; the new image records stdin lines and exits 0 at EOF. Lines read but not yet
+    /// handled by the old image are lost; other flags stop applying. Elsewhere (or if exec fails) it
+    /// only stops writing.
+    #[arg(long, value_name = "METHOD")]
     close_stdout_on: Vec<String>,
+    /// Never answer shutdown, keep running after stdin EOF, and ignore SIGTERM (on Unix the host
+    /// re-executes itself once at start-up through `/bin/sh -c "trap '' TERM; exec …"`; an ignored
+    /// signal stays ignored across exec). Only SIGKILL stops it.
+    #[arg(long)]
     ignore_shutdown: bool,
+    /// Sleep MS ms before reading anything.
+    #[arg(long, value_name = "MS", value_parser = number::<u64>)]
     sleep_before_ms: Option<u64>,
 }
 
@@ -177,15 +184,12 @@ struct Host {
 }
 
 fn main() {
-    let cfg = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(cfg)) => cfg,
-        Ok(None) => {
-            log(USAGE.trim_end());
-            std::process::exit(0);
-        }
-        Err(message) => {
-            log(&format!("fake-host: {message}\n{}", USAGE.trim_end()));
-            std::process::exit(2);
+    let cfg = match Config::try_parse() {
+        Ok(cfg) => cfg,
+        Err(error) => {
+            // Help and errors alike go to stderr: stdout carries frames only.
+            log(error.render().to_string().trim_end());
+            std::process::exit(if error.use_stderr() { 2 } else { 0 });
         }
     };
     if std::env::var_os(STDOUT_CLOSED_ENV).is_some() {
@@ -224,78 +228,33 @@ fn main() {
 // ---------------------------------------------------------------------------------------------------
 // Command line
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
-    let mut cfg = Config::default();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or(format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--fixtures" => cfg.fixtures = Some(value()?.into()),
-            "--evaluate" => cfg.evaluate = Some(value()?.into()),
-            "--record" => cfg.record = Some(value()?.into()),
-            "--findings" => cfg.findings = Some(number(&flag, &value()?)?),
-            "--findings-path" => cfg.findings_path = Some(value()?),
-            "--crash-on" => cfg.crash_on.push(value()?),
-            "--crash-after" => cfg.crash_after = Some(number(&flag, &value()?)?),
-            "--exit-code" => cfg.exit_code = Some(number(&flag, &value()?)?),
-            "--hang-on" => cfg.hang_on.push(value()?),
-            "--delay-ms" => {
-                let (method, ms) = pair(&flag, &value()?)?;
-                cfg.delays.push((method, number(&flag, &ms)?));
-            }
-            "--error" => {
-                let (method, class) = pair(&flag, &value()?)?;
-                if error_code(&class).is_none() {
-                    return Err(format!("{flag}: unknown failClass {class:?}"));
-                }
-                cfg.errors.push((method, class));
-            }
-            "--junk" => cfg.junk = true,
-            "--oversize" => cfg.oversize = Some(number(&flag, &value()?)?),
-            "--unknown-id" => cfg.unknown_id = true,
-            "--duplicate" => cfg.duplicate = true,
-            "--progress" => cfg.progress = true,
-            "--outer-protocol" => cfg.outer_protocol = Some(value()?),
-            "--stderr-flood" => cfg.stderr_flood = Some(number(&flag, &value()?)?),
-            "--close-stdout-on" => cfg.close_stdout_on.push(value()?),
-            "--ignore-shutdown" => cfg.ignore_shutdown = true,
-            "--sleep-before-ms" => cfg.sleep_before_ms = Some(number(&flag, &value()?)?),
-            _ => return Err(format!("unknown argument {arg:?}")),
-        }
-        if inline.is_some()
-            && matches!(
-                flag.as_str(),
-                "--junk" | "--unknown-id" | "--duplicate" | "--progress" | "--ignore-shutdown"
-            )
-        {
-            return Err(format!("{flag} takes no value"));
-        }
-    }
-    Ok(Some(cfg))
-}
-
-fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
+/// A number, surrounding white space allowed.
+fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.trim()
         .parse()
-        .map_err(|_| format!("{flag}: not a number: {text:?}"))
+        .map_err(|_| format!("not a number: {text:?}"))
 }
 
 /// Splits `METHOD=VALUE` at its last `=` (method names contain no `=`).
-fn pair(flag: &str, text: &str) -> Result<(String, String), String> {
+fn pair(text: &str) -> Result<(String, String), String> {
     match text.rsplit_once('=') {
         Some((method, value)) if !method.is_empty() => Ok((method.to_owned(), value.to_owned())),
-        _ => Err(format!("{flag}: expected METHOD=VALUE, got {text:?}")),
+        _ => Err(format!("expected METHOD=VALUE, got {text:?}")),
+    }
+}
+
+/// `--delay-ms METHOD=MS`.
+fn delay(text: &str) -> Result<(String, u64), String> {
+    let (method, ms) = pair(text)?;
+    Ok((method, number(&ms)?))
+}
+
+/// `--error METHOD=CLASS`, with a failClass the host knows.
+fn refusal(text: &str) -> Result<(String, String), String> {
+    let (method, class) = pair(text)?;
+    match error_code(&class) {
+        Some(_) => Ok((method, class)),
+        None => Err(format!("unknown failClass {class:?}")),
     }
 }
 
@@ -703,12 +662,7 @@ fn close_stdout_and_continue() -> ! {
             Err(e) => log(&format!("fake-host: cannot find own executable: {e}")),
         }
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let cfg = parse_args(args.into_iter())
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    drain_stdin_without_stdout(&cfg)
+    drain_stdin_without_stdout(&Config::try_parse().unwrap_or_default())
 }
 
 /// Life after stdout is closed: record stdin lines, exit 0 at EOF (or keep running with
