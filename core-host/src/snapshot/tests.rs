@@ -1,39 +1,13 @@
 //! Baselines, hostile workspace reads and changeset intake on real git repositories.
 
-use std::process::Command;
-
 use serde_json::json;
+use test_support::git::{Repo, git};
 
 use super::*;
 
-fn sh(repo: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
-fn repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    sh(dir.path(), &["init", "-q"]);
-    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
-    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
-    sh(dir.path(), &["add", "."]);
-    sh(dir.path(), &["commit", "-q", "-m", "base"]);
-    dir
+/// A repository whose one commit holds `a.txt` and `gone.txt`.
+fn repo() -> Repo {
+    Repo::new(&[("a.txt", "old\n"), ("gone.txt", "bye\n")])
 }
 
 fn id(bytes: &[u8]) -> String {
@@ -48,7 +22,7 @@ fn the_baseline_names_the_head_tree_and_is_restamped_when_head_moves() {
     assert!(first.rev().starts_with("git:tree:"));
     assert_eq!(ws.refresh().unwrap(), (first.clone(), false));
     std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
-    sh(dir.path(), &["commit", "-q", "-am", "two"]);
+    git(dir.path(), &["commit", "-q", "-am", "two"]);
     let (second, moved) = ws.refresh().unwrap();
     assert!(moved);
     assert_ne!(second.rev(), first.rev());
@@ -58,7 +32,7 @@ fn the_baseline_names_the_head_tree_and_is_restamped_when_head_moves() {
 fn an_empty_repository_has_the_empty_tree_and_a_plain_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     assert!(Workspace::open(dir.path()).is_err());
-    sh(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["init", "-q"]);
     let ws = Workspace::open(dir.path()).unwrap();
     assert_eq!(ws.baseline().rev(), format!("git:tree:{}", git::EMPTY_TREE));
 }
