@@ -18,19 +18,8 @@ pub enum Error {
         message: String,
     },
 
-    #[error("{0}")]
-    Input(String),
-
-    #[error("git: {0}")]
-    Git(String),
-
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
-
+    /// Any other failure is one of bridge-core's, which already has the classes this host needs:
+    /// a request it refuses (`Input`), a git that fails (`Git`), a read that fails (`Io`).
     #[error(transparent)]
     Bridge(#[from] bridge_core::Error),
 }
@@ -38,17 +27,25 @@ pub enum Error {
 impl Error {
     pub fn fail_class(&self) -> FailClass {
         match self {
-            Error::Config { .. } | Error::Input(_) | Error::Git(_) => FailClass::Input,
-            Error::Io { .. } => FailClass::Health,
+            Error::Config { .. } => FailClass::Input,
             Error::Bridge(e) => e.fail_class(),
         }
     }
 
+    pub(crate) fn input(message: impl Into<String>) -> Error {
+        bridge_core::Error::Input(message.into()).into()
+    }
+
+    pub(crate) fn git(message: impl Into<String>) -> Error {
+        bridge_core::Error::Git(message.into()).into()
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io {
+        bridge_core::Error::Io {
             context: context.into(),
             source,
         }
+        .into()
     }
 }
 

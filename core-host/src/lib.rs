@@ -67,7 +67,7 @@ where
         Ok::<_, Error>((config, workspace))
     })
     .await
-    .map_err(|e| Error::Input(format!("start-up failed: {e}")))??;
+    .map_err(|e| Error::input(format!("start-up failed: {e}")))??;
     let host = Arc::new(host::Host::new(Arc::new(workspace), config));
     host.warm_up();
     let exit = Arc::new(Notify::new());

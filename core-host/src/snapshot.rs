@@ -86,7 +86,7 @@ impl Workspace {
             &["rev-parse", "--absolute-git-dir", "--git-common-dir"],
         )
         .map_err(|e| {
-            Error::Input(format!(
+            Error::input(format!(
                 "{} is not inside a git repository ({e})",
                 root.display()
             ))

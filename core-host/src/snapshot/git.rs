@@ -27,11 +27,11 @@ pub(crate) fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
     let output = command(repo)
         .args(args)
         .output()
-        .map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::git(format!("cannot run git: {e}")))?;
     if output.status.success() {
         Ok(output.stdout)
     } else {
-        Err(Error::Git(format!(
+        Err(Error::git(format!(
             "git {} failed: {}",
             args.first().unwrap_or(&""),
             String::from_utf8_lossy(&output.stderr).trim()
@@ -87,18 +87,18 @@ pub(crate) fn list_tree(repo: &Path, tree: &str) -> Result<Vec<TreeEntry>> {
 /// The content of a git blob, hashed as it streams.
 pub(crate) fn cat_blob(repo: &Path, oid: &str) -> Result<Blob> {
     if oid.is_empty() || !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Git(format!("not an object id: {oid:?}")));
+        return Err(Error::git(format!("not an object id: {oid:?}")));
     }
     let mut child = command(repo)
         .args(["cat-file", "blob", oid])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| Error::Git(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::git(format!("cannot run git: {e}")))?;
     let stdout = child
         .stdout
         .take()
-        .ok_or_else(|| Error::Git("no stdout".into()))?;
+        .ok_or_else(|| Error::git("no stdout"))?;
     let blob = hash_stream(stdout);
     let mut stderr = String::new();
     if let Some(mut err) = child.stderr.take() {
@@ -106,9 +106,9 @@ pub(crate) fn cat_blob(repo: &Path, oid: &str) -> Result<Blob> {
     }
     let status = child
         .wait()
-        .map_err(|e| Error::Git(format!("git cat-file: {e}")))?;
+        .map_err(|e| Error::git(format!("git cat-file: {e}")))?;
     if !status.success() {
-        return Err(Error::Git(format!(
+        return Err(Error::git(format!(
             "git cat-file {oid} failed: {}",
             stderr.trim()
         )));
