@@ -2,7 +2,6 @@
 //! the params of `host/evaluateChangeset` (with a changeset built from a real git working tree) and
 //! of `host/queryInspect`.
 
-use std::path::Path;
 use std::time::Duration;
 
 use bridge_core::Worktree;
@@ -11,35 +10,15 @@ use bridge_core::worktree::Scope;
 use bridge_core::{CallOptions, ClientConfig, ExitStatus, HostClient};
 use serde_json::{Value, json};
 use test_support::git::Repo;
+use test_support::schema::{asp_validator, assert_asp_valid};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-const BASE: &str = "https://covibes.dev/asp/schemas/";
-
-/// A validator for one `$defs` entry of `outer-host.schema.json`, with every ASP schema registered
-/// under its `$id` so cross-file references resolve offline.
 fn validator(def: &str) -> jsonschema::Validator {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
-    let mut registry = jsonschema::Registry::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let id = schema["$id"].as_str().unwrap().to_owned();
-        registry = registry.add(id, schema).unwrap();
-    }
-    let registry = registry.prepare().unwrap();
-    let wrapper = json!({"$ref": format!("{BASE}outer-host.schema.json#/$defs/{def}")});
-    jsonschema::options()
-        .with_registry(&registry)
-        .build(&wrapper)
-        .unwrap()
+    asp_validator("outer-host.schema.json", def)
 }
 
 fn assert_valid(def: &str, instance: &Value) {
-    let errors: Vec<String> = validator(def)
-        .iter_errors(instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{def}: {errors:#?}\n{instance:#}");
+    assert_asp_valid("outer-host.schema.json", def, instance);
 }
 
 /// Sends one request through a real client and returns it as the host would read it.

@@ -1,7 +1,8 @@
 //! What the workspace's tests share, so that no crate keeps its own copy: temporary git repositories
 //! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
-//! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]), and the path
-//! of the scriptable fake host ([`fake_host_bin`], built from `tests/fake_host/`).
+//! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]) and schemas
+//! ([`schema`]), and the path of the scriptable fake host ([`fake_host_bin`], built from
+//! `tests/fake_host/`).
 //!
 //! A dev-dependency only: it depends on no crate of the workspace, so any of them can use it.
 
@@ -9,15 +10,21 @@ pub mod git;
 pub mod lsp;
 pub mod ndjson;
 pub mod process;
+pub mod schema;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
+/// The workspace's root directory.
+pub fn workspace_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// The workspace's `tests/fixtures` directory.
 pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+    workspace_dir().join("tests/fixtures")
 }
 
 /// The `result` of the ASP fixture `name` (relative to `tests/fixtures/asp`).

@@ -4,7 +4,6 @@
 //! `workspace/readBlob`, answers that validate against the ASP schemas, and `$/cancelRequest`.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
@@ -20,9 +19,9 @@ use tokio::io::BufReader;
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
 
-use crate::support::bridge_bin;
+use test_support::schema::asp_errors;
 
-const BASE: &str = "https://covibes.dev/asp/schemas/";
+use crate::support::bridge_bin;
 
 /// The host side: serves blobs from memory (utf-8), records every id asked for, and never answers
 /// a read of `hang` (it says when one arrived, and when its handler was dropped by a cancel).
@@ -117,28 +116,6 @@ fn refused(result: Result<Value, Error>) -> (i64, FailClass) {
     }
 }
 
-/// Validates `instance` against `$defs/def` of one ASP schema (all of them registered offline).
-fn schema_errors(schema: &str, def: &str, instance: &Value) -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
-    let mut registry = jsonschema::Registry::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let value: Value =
-            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
-        let id = value["$id"].as_str().unwrap().to_owned();
-        registry = registry.add(id, value).unwrap();
-    }
-    let registry = registry.prepare().unwrap();
-    let wrapper = json!({"$ref": format!("{BASE}{schema}#/$defs/{def}")});
-    let validator = jsonschema::options()
-        .with_registry(&registry)
-        .build(&wrapper)
-        .unwrap();
-    validator
-        .iter_errors(instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
-}
-
 fn initialize_params(version: &str) -> Value {
     json!({
         "protocolVersion": version,
@@ -177,7 +154,7 @@ async fn the_hygiene_provider_process_speaks_asp_1_0_through_callbacks_only() {
         .await
         .unwrap();
     assert_eq!(
-        schema_errors("initialize.schema.json", "result", &init),
+        asp_errors("initialize.schema.json", "result", &init),
         Vec::<String>::new(),
         "{init:#}"
     );
@@ -196,7 +173,7 @@ async fn the_hygiene_provider_process_speaks_asp_1_0_through_callbacks_only() {
             "resourceLimits": {"wallclockMs": 30000}},
         "baseline": {"rev": "git:tree:9f3a1c"}
     });
-    assert!(schema_errors("initialize.schema.json", "initializedParams", &grant).is_empty());
+    assert!(asp_errors("initialize.schema.json", "initializedParams", &grant).is_empty());
     peer.notify("initialized", Some(&grant)).unwrap();
 
     let params = json!({
@@ -213,7 +190,7 @@ async fn the_hygiene_provider_process_speaks_asp_1_0_through_callbacks_only() {
         "changesetDigest": "sha256:from-the-host"
     });
     assert!(
-        schema_errors(
+        asp_errors(
             "check-evaluate.schema.json",
             "params",
             &json!({
@@ -224,7 +201,7 @@ async fn the_hygiene_provider_process_speaks_asp_1_0_through_callbacks_only() {
     );
     let assessment = call(&peer, "check/evaluate", params.clone()).await.unwrap();
     assert_eq!(
-        schema_errors("check-evaluate.schema.json", "result", &assessment),
+        asp_errors("check-evaluate.schema.json", "result", &assessment),
         Vec::<String>::new(),
         "{assessment:#}"
     );

@@ -18,7 +18,6 @@ pub(crate) fn fake() -> &'static str {
         .to_str()
         .expect("a UTF-8 path")
 }
-const BASE: &str = "https://covibes.dev/asp/schemas/";
 /// Deadline of one call in these tests; a hung host fails the test instead of hanging it.
 const CALL: Duration = Duration::from_secs(60);
 
@@ -281,24 +280,7 @@ impl Host {
 
 /// Asserts `value` matches `$defs/def` of `outer-host.schema.json`.
 pub(crate) fn valid(def: &str, value: &Value) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
-    let mut registry = jsonschema::Registry::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let schema: Value =
-            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
-        let id = String::from(schema["$id"].as_str().unwrap());
-        registry = registry.add(id, schema).unwrap();
-    }
-    let registry = registry.prepare().unwrap();
-    let validator = jsonschema::options()
-        .with_registry(&registry)
-        .build(&json!({"$ref": format!("{BASE}outer-host.schema.json#/$defs/{def}")}))
-        .unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{def}: {errors:#?}\n{value:#}");
+    test_support::schema::assert_asp_valid("outer-host.schema.json", def, value);
 }
 
 /// The reasons in `coverage.degraded`, and checks they equal `receipt.failures`.

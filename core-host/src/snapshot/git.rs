@@ -95,10 +95,7 @@ pub(crate) fn cat_blob(repo: &Path, oid: &str) -> Result<Blob> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::git(format!("cannot run git: {e}")))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| Error::git("no stdout"))?;
+    let stdout = child.stdout.take().ok_or_else(|| Error::git("no stdout"))?;
     let blob = hash_stream(stdout);
     let mut stderr = String::new();
     if let Some(mut err) = child.stderr.take() {

@@ -106,25 +106,7 @@ fn params(changes: Value, comparison: &str) -> Value {
 }
 
 fn schema_errors(assessment: &Value) -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/asp");
-    let mut registry = jsonschema::Registry::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let schema: Value =
-            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
-        let id = schema["$id"].as_str().unwrap().to_owned();
-        registry = registry.add(id, schema).unwrap();
-    }
-    let registry = registry.prepare().unwrap();
-    let wrapper =
-        json!({"$ref": "https://covibes.dev/asp/schemas/check-evaluate.schema.json#/$defs/result"});
-    let validator = jsonschema::options()
-        .with_registry(&registry)
-        .build(&wrapper)
-        .unwrap();
-    validator
-        .iter_errors(assessment)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
+    test_support::schema::asp_errors("check-evaluate.schema.json", "result", assessment)
 }
 
 /// Every key anywhere in `value`.
