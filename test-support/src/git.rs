@@ -77,6 +77,12 @@ impl Repo {
         std::fs::write(full, text).expect("write a file");
     }
 
+    /// Commits everything in the working tree (`git add -A`, then a commit named `change`).
+    pub fn commit(&self) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", "change"]);
+    }
+
     /// Runs git in the repository.
     pub fn git(&self, args: &[&str]) {
         git(self.path(), args);

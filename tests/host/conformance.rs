@@ -4,9 +4,12 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, reasons, valid,
+    Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, evaluate_once,
+    provider_state, reasons, repo, valid,
 };
 
+/// A repository policy whose one requirement, `checks`, pins provider `pin_id` (its identity and
+/// integrity) at one of `assurance`, for every call site.
 fn policy(pin_id: &str, identity: &str, integrity: &str, assurance: &[&str]) -> Value {
     json!({
         "aspVersion": "asp/1.0",
@@ -29,6 +32,16 @@ fn policy(pin_id: &str, identity: &str, integrity: &str, assurance: &[&str]) -> 
     })
 }
 
+/// The policy pinning the fake provider by the fingerprint it reports, at one of `assurance`.
+fn fake_pinned(assurance: &[&str]) -> Value {
+    policy(
+        "fake",
+        "fake-provider",
+        "sha256:fake-fake-provider",
+        assurance,
+    )
+}
+
 fn commit_policy(repo: &Repo, policy: &Value) {
     repo.write(
         ".asp/asp.json",
@@ -37,9 +50,20 @@ fn commit_policy(repo: &Repo, policy: &Value) {
     repo.commit();
 }
 
+/// The host with the fake provider on a repository that committed `policy`, then changed `a.txt`
+/// to `text`; the repository and the configuration last as long as the host is used.
+fn under_policy(policy: &Value, text: &str) -> (Repo, Config, Host) {
+    let repo = repo();
+    commit_policy(&repo, policy);
+    repo.write("a.txt", text);
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    (repo, config, host)
+}
+
 #[tokio::test]
 async fn core_host_status() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start(repo.path(), &config);
     let status = host.status().await;
@@ -92,7 +116,7 @@ async fn core_host_status() {
 
 #[tokio::test]
 async fn core_host_capabilities() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start(repo.path(), &config);
     host.status().await;
@@ -118,7 +142,7 @@ async fn core_host_capabilities() {
 
 #[tokio::test]
 async fn core_host_evaluate() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start(repo.path(), &config);
 
@@ -190,19 +214,7 @@ async fn core_insufficient_assurance() {
     );
 
     // A requirement asking for gated assurance cannot be met on an advisory call site either.
-    let repo = Repo::new();
-    commit_policy(
-        &repo,
-        &policy(
-            "fake",
-            "fake-provider",
-            "sha256:fake-fake-provider",
-            &["gated"],
-        ),
-    );
-    repo.write("a.txt", "changed\n");
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_repo, _config, host) = under_policy(&fake_pinned(&["gated"]), "changed\n");
     let verdict = host.evaluate("interactive").await;
     assert_eq!(verdict["decision"], "indeterminate");
     assert_eq!(reasons(&verdict), ["insufficient-assurance"]);
@@ -211,14 +223,8 @@ async fn core_insufficient_assurance() {
 
 #[tokio::test]
 async fn core_missing_required_provider() {
-    let repo = Repo::new();
-    commit_policy(
-        &repo,
-        &policy("absent", "absent", "sha256:0", &["advisory"]),
-    );
-    repo.write("a.txt", "changed\n");
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let absent = policy("absent", "absent", "sha256:0", &["advisory"]);
+    let (_repo, _config, host) = under_policy(&absent, "changed\n");
     let verdict = host.evaluate("interactive").await;
     assert_eq!(verdict["decision"], "indeterminate");
     let degraded = verdict["coverage"]["degraded"].as_array().unwrap();
@@ -234,19 +240,13 @@ async fn core_missing_required_provider() {
 
 #[tokio::test]
 async fn core_missing_authority() {
-    let repo = Repo::new();
-    commit_policy(
-        &repo,
-        &policy(
-            "fake",
-            "fake-provider",
-            "sha256:not-its-digest",
-            &["advisory"],
-        ),
+    let unpinned = policy(
+        "fake",
+        "fake-provider",
+        "sha256:not-its-digest",
+        &["advisory"],
     );
-    repo.write("a.txt", "FAKE-ERROR\n");
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (repo, _config, host) = under_policy(&unpinned, "FAKE-ERROR\n");
     let verdict = host.evaluate("interactive").await;
     assert_eq!(verdict["decision"], "indeterminate", "{verdict:#}");
     assert_eq!(reasons(&verdict), ["missing-authority"]);
@@ -260,15 +260,7 @@ async fn core_missing_authority() {
     );
 
     // The same provider pinned by its reported fingerprint is authorized.
-    commit_policy(
-        &repo,
-        &policy(
-            "fake",
-            "fake-provider",
-            "sha256:fake-fake-provider",
-            &["advisory"],
-        ),
-    );
+    commit_policy(&repo, &fake_pinned(&["advisory"]));
     repo.write("a.txt", "FAKE-ERROR again\n");
     let verdict = host.evaluate("interactive").await;
     assert_eq!(verdict["decision"], "deny", "{verdict:#}");
@@ -308,20 +300,14 @@ async fn core_provider_forbidden_fields() {
 async fn core_malformed_required_provider() {
     let (verdict, _) = evaluate_fault("malformed", "sweep").await;
     assert_indeterminate(&verdict, "malformed");
-    assert_eq!(
-        verdict["coverage"]["degraded"][0]["providerState"],
-        "malformed"
-    );
+    assert_eq!(provider_state(&verdict), "malformed");
 }
 
 #[tokio::test]
 async fn core_provider_skewed() {
     let (verdict, _) = evaluate_fault("refuse-protocol", "interactive").await;
     assert_indeterminate(&verdict, "skewed");
-    assert_eq!(
-        verdict["coverage"]["degraded"][0]["providerState"],
-        "incompatible"
-    );
+    assert_eq!(provider_state(&verdict), "incompatible");
 
     skewed_when_asp_0_1_is_refused().await;
 }
@@ -329,15 +315,10 @@ async fn core_provider_skewed() {
 /// An `asp/0.1` provider that refuses `asp/0.1` is skewed too: the host asked for the version the
 /// configuration named.
 async fn skewed_when_asp_0_1_is_refused() {
-    let repo = Repo::new();
-    repo.write("a.txt", "changed\n");
     let mut old = Provider::fake("refuse-protocol");
     old.protocol = "asp/0.1";
-    let config = Config::new(&[old]);
-    let host = Host::start(repo.path(), &config);
-    let verdict = host.evaluate("interactive").await;
+    let (verdict, config) = evaluate_once(vec![old], "changed\n", "interactive").await;
     assert_indeterminate(&verdict, "skewed");
-    host.finish().await;
     let record = config.record("fake");
     assert_eq!(record[0]["event"], "initialize", "{record:#?}");
     assert_eq!(record[0]["data"]["protocolVersion"], "asp/0.1");
@@ -348,7 +329,7 @@ async fn skewed_when_asp_0_1_is_refused() {
 /// as params (opcore's `checks`), and its answer counts like any other.
 #[tokio::test]
 async fn core_provider_asp_0_1_is_enrolled_through_the_compatibility_layer() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("a.txt", "FAKE-ERROR here\n");
     let mut old = Provider::fake("none");
     old.protocol = "asp/0.1";
@@ -413,8 +394,6 @@ async fn core_provider_fail_open() {
 
 #[tokio::test]
 async fn core_required_coverage_visible() {
-    let repo = Repo::new();
-    repo.write("a.txt", "changed\n");
     let mut clean = Provider::fake("none");
     clean.id = "clean";
     let mut crashing = Provider::fake("crash");
@@ -422,9 +401,8 @@ async fn core_required_coverage_visible() {
     let mut optional = Provider::fake("incomplete");
     optional.id = "optional";
     optional.required_for = "[]";
-    let config = Config::new(&[clean, crashing, optional]);
-    let host = Host::start(repo.path(), &config);
-    let verdict = host.evaluate("interactive").await;
+    let providers = vec![clean, crashing, optional];
+    let (verdict, _) = evaluate_once(providers, "changed\n", "interactive").await;
     assert_eq!(verdict["decision"], "indeterminate");
     assert_eq!(
         verdict["coverage"]["required"],
@@ -442,14 +420,13 @@ async fn core_required_coverage_visible() {
         verdict["receipt"]["failures"],
         verdict["coverage"]["degraded"]
     );
-    host.finish().await;
 }
 
 #[tokio::test]
 async fn core_provider_quarantined() {
     // A provider that keeps failing to start is quarantined after repeated failures; it is then
     // reported as such and never allows.
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("crash-on-initialize");
     provider.restart_ms();
@@ -472,11 +449,8 @@ async fn core_provider_quarantined() {
 #[tokio::test]
 async fn core_host_decision_authoritative() {
     // A provider that claims `decision: allow` does not decide: the host's envelope does.
-    let repo = Repo::new();
-    repo.write("a.txt", "FAKE-ERROR\n");
-    let config = Config::new(&[Provider::fake("host-owned")]);
-    let host = Host::start(repo.path(), &config);
-    let verdict = host.evaluate("interactive").await;
+    let providers = vec![Provider::fake("host-owned")];
+    let (verdict, _) = evaluate_once(providers, "FAKE-ERROR\n", "interactive").await;
     assert_indeterminate(&verdict, "malformed");
     assert_eq!(verdict["receipt"]["host"]["name"], "asp-bridge-host");
     assert_eq!(verdict["receipt"]["kind"], "evaluate");
@@ -484,5 +458,4 @@ async fn core_host_decision_authoritative() {
         verdict["requestDigest"],
         verdict["receipt"]["requestDigest"]
     );
-    host.finish().await;
 }

@@ -3,16 +3,16 @@
 
 use serde_json::json;
 
-use crate::support::{Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, reasons};
+use crate::support::{
+    Config, Host, Provider, assert_indeterminate, evaluate_fault, evaluate_once, provider_state,
+    reasons, repo,
+};
 
 #[tokio::test]
 async fn a_crash_during_evaluation_is_crashed() {
     let (verdict, _) = evaluate_fault("crash", "interactive").await;
     assert_indeterminate(&verdict, "crashed");
-    assert_eq!(
-        verdict["coverage"]["degraded"][0]["providerState"],
-        "crashed"
-    );
+    assert_eq!(provider_state(&verdict), "crashed");
 }
 
 #[tokio::test]
@@ -23,15 +23,10 @@ async fn a_crash_during_initialize_is_crashed() {
 
 #[tokio::test]
 async fn a_hung_provider_times_out_and_is_cancelled() {
-    let repo = Repo::new();
-    repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("hang");
     provider.timeout_ms = 500;
-    let config = Config::new(&[provider]);
-    let host = Host::start(repo.path(), &config);
-    let verdict = host.evaluate("interactive").await;
+    let (verdict, config) = evaluate_once(vec![provider], "changed\n", "interactive").await;
     assert_indeterminate(&verdict, "timed-out");
-    host.finish().await;
     let record = config.record("fake");
     assert!(
         record
@@ -43,15 +38,10 @@ async fn a_hung_provider_times_out_and_is_cancelled() {
 
 #[tokio::test]
 async fn a_provider_hung_in_initialize_times_out() {
-    let repo = Repo::new();
-    repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("hang-on-initialize");
     provider.timeout_ms = 500;
-    let config = Config::new(&[provider]);
-    let host = Host::start(repo.path(), &config);
-    let verdict = host.evaluate("interactive").await;
+    let (verdict, _) = evaluate_once(vec![provider], "changed\n", "interactive").await;
     assert_indeterminate(&verdict, "timed-out");
-    host.finish().await;
 }
 
 #[tokio::test]
@@ -71,7 +61,7 @@ async fn each_non_complete_status_has_its_reason() {
 
 #[tokio::test]
 async fn a_provider_that_cannot_start_is_unavailable() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("none");
     provider.command = Some(vec!["/nonexistent/provider".into()]);
@@ -88,7 +78,7 @@ async fn a_provider_that_cannot_start_is_unavailable() {
 
 #[tokio::test]
 async fn a_read_outside_the_request_is_refused_with_policy_and_not_covered() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("secret", "s\n");
     repo.commit();
     repo.write("a.txt", "changed\n");
@@ -117,7 +107,7 @@ async fn a_read_outside_the_request_is_refused_with_policy_and_not_covered() {
 
 #[tokio::test]
 async fn changeset_blob_ids_are_checked_against_the_workspace() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("a.txt", "changed\n");
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start(repo.path(), &config);
@@ -152,7 +142,7 @@ async fn changeset_blob_ids_are_checked_against_the_workspace() {
 
 #[tokio::test]
 async fn a_cancelled_evaluation_cancels_the_provider_request() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("hang");
     provider.timeout_ms = 600_000;

@@ -3,11 +3,11 @@
 
 use serde_json::json;
 
-use crate::support::{ASP_BRIDGE, Config, Host, Provider, Repo, alive, reasons, valid};
+use crate::support::{ASP_BRIDGE, Config, Host, Provider, alive, reasons, repo, valid};
 
 #[tokio::test]
 async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("none");
     provider.read = Some(r#"["*.txt", "!**/.env*"]"#);
@@ -36,7 +36,7 @@ async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
 
 #[tokio::test]
 async fn no_provider_outlives_the_host() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start(repo.path(), &config);
     host.status().await;
@@ -62,7 +62,7 @@ async fn no_provider_outlives_the_host() {
 
 #[tokio::test]
 async fn shutdown_stops_the_providers_and_exit_ends_the_host() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[Provider::fake("none")]);
     let mut host = Host::start(repo.path(), &config);
     host.status().await;
@@ -85,7 +85,7 @@ async fn shutdown_stops_the_providers_and_exit_ends_the_host() {
 
 #[tokio::test]
 async fn edit_and_apply_are_refused_and_inspect_is_unsupported() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[]);
     let host = Host::start(repo.path(), &config);
     for method in ["host/requestEditPlan", "host/applyProposal"] {
@@ -107,7 +107,7 @@ async fn edit_and_apply_are_refused_and_inspect_is_unsupported() {
 
 #[tokio::test]
 async fn an_invalid_policy_makes_every_decision_indeterminate() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write(".asp/asp.json", "{\"aspVersion\": 1}");
     repo.commit();
     repo.write("a.txt", "changed\n");
@@ -134,7 +134,7 @@ async fn an_invalid_policy_makes_every_decision_indeterminate() {
 
 #[tokio::test]
 async fn a_changeset_that_edits_the_policy_cannot_authorize_itself() {
-    let repo = Repo::new();
+    let repo = repo();
     repo.write(".asp/asp.json", "{}");
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start(repo.path(), &config);
@@ -146,7 +146,7 @@ async fn a_changeset_that_edits_the_policy_cannot_authorize_itself() {
 
 #[tokio::test]
 async fn the_baseline_is_restamped_when_head_moves() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[]);
     let host = Host::start(repo.path(), &config);
     let before = host.status().await["workspace"]["baseline"]["rev"].clone();
@@ -159,7 +159,7 @@ async fn the_baseline_is_restamped_when_head_moves() {
 
 #[test]
 fn a_configuration_error_names_file_line_and_key() {
-    let repo = Repo::new();
+    let repo = repo();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("host.toml");
     std::fs::write(
@@ -189,7 +189,7 @@ fn a_configuration_error_names_file_line_and_key() {
 
 #[tokio::test]
 async fn the_configuration_comes_from_asp_bridge_config_or_the_xdg_location() {
-    let repo = Repo::new();
+    let repo = repo();
     let config = Config::new(&[Provider::fake("none")]);
     let host = Host::start_env(repo.path(), &[], &[("ASP_BRIDGE_CONFIG", &config.file())]);
     let status = host.status().await;

@@ -1,4 +1,4 @@
-//! Helpers: a git repository, a trusted configuration naming the fake provider, the host process
+//! Helpers: a git repository (`test_support::git`), a trusted configuration naming the fake provider, the host process
 //! with a JSON-RPC peer on its stdio, and the outer schema every answer is checked against.
 
 use std::path::{Path, PathBuf};
@@ -21,37 +21,11 @@ pub(crate) fn fake() -> &'static str {
 /// Deadline of one call in these tests; a hung host fails the test instead of hanging it.
 const CALL: Duration = Duration::from_secs(60);
 
-pub(crate) use test_support::git::git;
+pub(crate) use test_support::git::Repo;
 
 /// A git repository with one committed file, `a.txt`.
-pub(crate) struct Repo {
-    pub(crate) dir: tempfile::TempDir,
-}
-
-impl Repo {
-    pub(crate) fn new() -> Repo {
-        let dir = tempfile::tempdir().unwrap();
-        git(dir.path(), &["init", "-q"]);
-        std::fs::write(dir.path().join("a.txt"), "first\n").unwrap();
-        git(dir.path(), &["add", "."]);
-        git(dir.path(), &["commit", "-q", "-m", "base"]);
-        Repo { dir }
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    pub(crate) fn write(&self, path: &str, text: &str) {
-        let full = self.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
-    }
-
-    pub(crate) fn commit(&self) {
-        git(self.path(), &["add", "-A"]);
-        git(self.path(), &["commit", "-q", "-m", "change"]);
-    }
+pub(crate) fn repo() -> Repo {
+    Repo::new(&[("a.txt", "first\n")])
 }
 
 /// One `[[provider]]` entry naming the fake provider.
@@ -297,15 +271,32 @@ pub(crate) fn reasons(verdict: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The one required fake provider with `fault`, on a repository with one changed file.
-pub(crate) async fn evaluate_fault(fault: &str, call_site: &str) -> (Value, Config) {
-    let repo = Repo::new();
-    repo.write("a.txt", "second\n");
-    let config = Config::new(&[Provider::fake(fault)]);
+/// One evaluation at `call_site` by a host with `providers`, on a repository whose `a.txt` now
+/// holds `text`; the host has exited when it returns.
+pub(crate) async fn evaluate_once(
+    providers: Vec<Provider>,
+    text: &str,
+    call_site: &str,
+) -> (Value, Config) {
+    let repo = repo();
+    repo.write("a.txt", text);
+    let config = Config::new(&providers);
     let host = Host::start(repo.path(), &config);
     let verdict = host.evaluate(call_site).await;
     host.finish().await;
     (verdict, config)
+}
+
+/// The one required fake provider with `fault`, on a repository with one changed file.
+pub(crate) async fn evaluate_fault(fault: &str, call_site: &str) -> (Value, Config) {
+    evaluate_once(vec![Provider::fake(fault)], "second\n", call_site).await
+}
+
+/// The state of the first provider in `coverage.degraded`.
+pub(crate) fn provider_state(verdict: &Value) -> &str {
+    verdict["coverage"]["degraded"][0]["providerState"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 /// Asserts an indeterminate decision whose only reason is `reason`, for the fake provider.
