@@ -1,13 +1,14 @@
 //! What the workspace's tests share, so that no crate keeps its own copy: temporary git repositories
 //! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
 //! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]) and schemas
-//! ([`schema`]), and the path of the scriptable fake host ([`fake_host_bin`], built from
-//! `tests/fake_host/`).
+//! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly ([`external_tool`]), and
+//! the path of the scriptable fake host ([`fake_host_bin`], built from `tests/fake_host/`).
 //!
 //! A dev-dependency only: it depends on no crate of the workspace, so any of them can use it.
 
 pub mod git;
 pub mod lsp;
+pub mod mcp;
 pub mod ndjson;
 pub mod process;
 pub mod schema;
@@ -83,4 +84,21 @@ fn build(package: &str, name: &str, path: &Path) {
         "could not build {}: run `cargo build -p {package} --bin {name}`",
         path.display()
     );
+}
+
+/// The path that the environment variable `var` names, or `None` with a loud skip note; under `CI`
+/// a missing tool fails the test instead.
+pub fn external_tool(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{var} is not set: CI must provide {what} (scripts/test.sh installs it)")
+        }
+        _ => {
+            eprintln!(
+                "SKIPPED: {var} is not set; install {what} (scripts/test.sh) to run this test"
+            );
+            None
+        }
+    }
 }

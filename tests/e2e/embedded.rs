@@ -6,16 +6,16 @@
 //! and none on a clean change; the workspace is left as it was.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
 use test_support::lsp::{frame, frames};
+use test_support::mcp::{LEGACY, McpClient};
 
 const LIMIT: Duration = Duration::from_secs(120);
 /// git and sh, and no `asp`.
@@ -247,42 +247,9 @@ fn mcp_diagnostics(repo: &Path, home: &Path) -> Value {
     let mut command = Command::new(bridge_bin());
     command.args(["mcp", "--repo"]).arg(repo).current_dir(repo);
     clean_env(&mut command, home);
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (sender, lines) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = sender.send(line);
-        }
-    });
-    let mut send = |message: Value| {
-        stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}}}),
-    );
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "asp_diagnostics", "arguments": {}}}),
-    );
-    let result = loop {
-        let line = lines.recv_timeout(LIMIT).expect("an answer to tools/call");
-        let message: Value = serde_json::from_str(&line).expect("only JSON frames on stdout");
-        if message["id"] == 2 {
-            break message["result"].clone();
-        }
-    };
-    drop(stdin);
-    let _ = child.wait();
+    let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
+    let result = client.call("asp_diagnostics", json!({}));
+    client.close();
     assert_ne!(result["isError"], true, "{result:#}");
     result
 }

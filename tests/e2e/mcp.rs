@@ -3,14 +3,12 @@
 //! MCP inspector CLI (`ASP_BRIDGE_MCP_INSPECTOR`). A missing client tool skips its test loudly, and
 //! fails it under `CI`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::external_tool;
+use test_support::mcp::{LEGACY, MODERN, McpClient, python_client_script};
 
 use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin, host_command};
 
@@ -23,9 +21,6 @@ const TOOLS: [&str; 5] = [
     "asp_inspect",
     "asp_status",
 ];
-const ANSWER: Duration = Duration::from_secs(20);
-const LEGACY: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
 
 /// A git repository with one commit and one changed file (`README.txt`); what the tests themselves
 /// write there (the host's record, markers) is ignored by git.
@@ -68,166 +63,13 @@ fn arguments_for(tool: &str) -> Value {
 
 // ---- a bare MCP client over the child's stdio --------------------------------------------------------
 
-/// `asp-bridge mcp` as a child process, spoken to one JSON line at a time.
-struct Bridge {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stdout: Arc<Mutex<Vec<String>>>,
-    stderr: Arc<Mutex<String>>,
-    next_id: i64,
-    era: &'static str,
-}
-
-impl Bridge {
-    fn start(scratch: &Scratch, host: &str, extra: &[&str], era: &'static str) -> Bridge {
-        let repo = scratch.path().to_str().expect("a UTF-8 path");
-        let args = ["mcp", "--repo", repo, "--host-command", host];
-        let mut child = bridge(args, scratch.path())
-            .args(["--restart-delay-ms", "0"])
-            .args(extra)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn asp-bridge mcp");
-        let (sender, lines) = channel();
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        let log = stdout.clone();
-        let out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                log.lock().unwrap().push(line.clone());
-                let _ = sender.send(line);
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let sink = stderr.clone();
-        let mut err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = err.read_to_string(&mut text);
-            sink.lock().unwrap().push_str(&text);
-        });
-        let mut bridge = Bridge {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            stdout,
-            stderr,
-            next_id: 0,
-            era,
-        };
-        bridge.open();
-        bridge
-    }
-
-    /// The era's opening: `initialize` + `initialized`, or `server/discover`.
-    fn open(&mut self) {
-        if self.era == LEGACY {
-            let result = self.result(
-                "initialize",
-                json!({"protocolVersion": LEGACY,
-                "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}}),
-            );
-            assert_eq!(result["protocolVersion"], LEGACY);
-            self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        } else {
-            let result = self.result("server/discover", json!({}));
-            assert!(
-                result["supportedVersions"].to_string().contains(MODERN),
-                "{result}"
-            );
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{message}").expect("write to asp-bridge");
-        stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns its whole response (`result` or `error`).
-    fn request(&mut self, method: &str, mut params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        if self.era == MODERN {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "0"}
-            });
-        }
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + ANSWER;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
-                panic!(
-                    "no answer to {method} within {ANSWER:?}; stderr: {}",
-                    self.stderr()
-                )
-            });
-            let message: Value = serde_json::from_str(&line).expect("stdout carries JSON frames");
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    fn result(&mut self, method: &str, params: Value) -> Value {
-        let response = self.request(method, params);
-        assert!(response.get("error").is_none(), "{method}: {response}");
-        response["result"].clone()
-    }
-
-    fn tools(&mut self) -> Vec<String> {
-        let result = self.result("tools/list", json!({}));
-        result["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
-    }
-
-    /// `tools/call`; returns the result (the tool never answers with a JSON-RPC error).
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.result("tools/call", json!({"name": tool, "arguments": arguments}))
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
-    /// Closes stdin as a client that goes away does; returns the exit code and every stdout line.
-    fn close(mut self) -> (Option<i32>, Vec<String>) {
-        drop(self.stdin.take());
-        self.wait()
-    }
-
-    /// Sends SIGTERM with stdin still open; returns the exit code and every stdout line.
-    fn terminate(self) -> (Option<i32>, Vec<String>) {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-        self.wait()
-    }
-
-    fn wait(self) -> (Option<i32>, Vec<String>) {
-        let pid = self.child.id();
-        let mut child = self.child;
-        let _stdin = self.stdin;
-        let (done, waiting) = channel();
-        std::thread::spawn(move || {
-            let _ = done.send(child.wait());
-        });
-        let Ok(status) = waiting.recv_timeout(Duration::from_secs(10)) else {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("asp-bridge mcp still running after 10 s");
-        };
-        let code = status.expect("wait").code();
-        let lines = self.stdout.lock().unwrap().clone();
-        (code, lines)
-    }
+/// `asp-bridge mcp` on `scratch` with `host`, opened in `era` by test_support's NDJSON MCP client.
+fn start(scratch: &Scratch, host: &str, extra: &[&str], era: &'static str) -> McpClient {
+    let repo = scratch.path().to_str().expect("a UTF-8 path");
+    let args = ["mcp", "--repo", repo, "--host-command", host];
+    let mut command = bridge(args, scratch.path());
+    command.args(["--restart-delay-ms", "0"]).args(extra);
+    McpClient::spawn(command, era)
 }
 
 fn assert_ok(result: &Value) -> &Value {
@@ -251,7 +93,7 @@ fn assert_failed<'a>(result: &'a Value, class: &str) -> &'a Value {
 fn mcp_answers_both_eras_with_nothing_but_frames_on_stdout() {
     for era in [LEGACY, MODERN] {
         let scratch = workspace();
-        let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], era);
+        let mut bridge = start(&scratch, &fake(&scratch, ""), &[], era);
         assert_eq!(bridge.tools(), TOOLS, "{era}");
         for tool in TOOLS {
             let body = assert_ok(&bridge.call(tool, arguments_for(tool))).clone();
@@ -282,7 +124,7 @@ fn mcp_answers_both_eras_with_nothing_but_frames_on_stdout() {
 fn mcp_lists_tools_while_the_host_cannot_start_and_says_health_when_called() {
     let scratch = Scratch::new();
     let missing = scratch.path().join("no-such-host").display().to_string();
-    let mut bridge = Bridge::start(&scratch, &missing, &[], LEGACY);
+    let mut bridge = start(&scratch, &missing, &[], LEGACY);
     assert_eq!(bridge.tools(), TOOLS);
     let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
     assert!(
@@ -298,7 +140,7 @@ fn mcp_lists_tools_while_the_host_cannot_start_and_says_health_when_called() {
 #[test]
 fn mcp_survives_a_host_crash_and_the_next_call_works() {
     let scratch = Scratch::new();
-    let mut bridge = Bridge::start(&scratch, &crash_once(&scratch), &[], MODERN);
+    let mut bridge = start(&scratch, &crash_once(&scratch), &[], MODERN);
     let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
     assert!(
         body["cause"]
@@ -326,7 +168,7 @@ fn mcp_survives_a_host_crash_and_the_next_call_works() {
 fn mcp_reports_a_hung_host_as_a_health_timeout() {
     let scratch = Scratch::new();
     let host = fake(&scratch, "--hang-on host/capabilities");
-    let mut bridge = Bridge::start(&scratch, &host, &["--timeout-ms", "300"], LEGACY);
+    let mut bridge = start(&scratch, &host, &["--timeout-ms", "300"], LEGACY);
     let body = assert_failed(&bridge.call("asp_capabilities", json!({})), "health").clone();
     assert!(
         body["cause"].as_str().unwrap().contains("within 300 ms"),
@@ -342,7 +184,7 @@ fn mcp_names_each_fail_class_of_a_refusing_host() {
     for class in ["health", "contract", "policy", "input"] {
         let scratch = Scratch::new();
         let host = fake(&scratch, &format!("--error host/capabilities={class}"));
-        let mut bridge = Bridge::start(&scratch, &host, &[], MODERN);
+        let mut bridge = start(&scratch, &host, &[], MODERN);
         let body = assert_failed(&bridge.call("asp_capabilities", json!({})), class).clone();
         assert!(
             body["cause"]
@@ -359,7 +201,7 @@ fn mcp_names_each_fail_class_of_a_refusing_host() {
 #[test]
 fn mcp_refuses_paths_outside_the_workspace() {
     let scratch = workspace();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
     for (tool, arguments) in [
         ("asp_diagnostics", json!({"paths": ["../outside"]})),
         ("asp_diagnostics", json!({"paths": ["/etc/passwd"]})),
@@ -392,7 +234,7 @@ fn mcp_refuses_every_tool_when_the_repository_policy_disables_it() {
         r#"{"adapters": {"mcp": {"enabled": false}}}"#,
     )
     .unwrap();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
     for tool in TOOLS {
         let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
         assert!(
@@ -410,7 +252,7 @@ fn mcp_refuses_every_tool_when_the_repository_policy_disables_it() {
 #[test]
 fn mcp_shuts_the_host_down_when_the_client_goes_away_and_never_gates() {
     let scratch = workspace();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, "--progress"), &[], LEGACY);
+    let mut bridge = start(&scratch, &fake(&scratch, "--progress"), &[], LEGACY);
     for tool in TOOLS {
         assert_ok(&bridge.call(tool, arguments_for(tool)));
     }
@@ -433,7 +275,7 @@ fn mcp_shuts_the_host_down_when_the_client_goes_away_and_never_gates() {
 #[test]
 fn mcp_stops_on_sigterm_and_takes_the_host_with_it() {
     let scratch = workspace();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
     assert_ok(&bridge.call("asp_status", json!({})));
     let (code, _) = bridge.terminate();
     assert_eq!(code, Some(0));
@@ -443,36 +285,16 @@ fn mcp_stops_on_sigterm_and_takes_the_host_with_it() {
 
 // ---- real clients ----------------------------------------------------------------------------------
 
-/// The path in `var`, or `None` with a loud skip note; under `CI` a missing tool fails the test.
-fn client_tool(var: &str, what: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("{var} is not set: CI must provide {what} (scripts/test.sh installs it)")
-        }
-        _ => {
-            eprintln!(
-                "SKIPPED: {var} is not set; install {what} (scripts/test.sh) to run this test"
-            );
-            None
-        }
-    }
-}
-
-fn scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/mcp")
-}
-
 #[test]
 fn python_sdk_client_in_both_eras_with_progress_crash_recovery_and_traversal() {
-    let Some(python) = client_tool("ASP_BRIDGE_PYTHON", "the Python MCP SDK (`mcp` on PyPI)")
+    let Some(python) = external_tool("ASP_BRIDGE_PYTHON", "the Python MCP SDK (`mcp` on PyPI)")
     else {
         return;
     };
     for mode in ["legacy", MODERN] {
         let scratch = workspace();
         let output = Command::new(&python)
-            .arg(scripts().join("client.py"))
+            .arg(python_client_script())
             .args(["--bridge", bridge_bin(), "--mode", mode, "--repo"])
             .arg(scratch.path())
             .args(["--host-command", &fake(&scratch, "--progress")])
@@ -536,7 +358,7 @@ fn inspector_run(
 
 #[test]
 fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
-    let Some(launcher) = client_tool(
+    let Some(launcher) = external_tool(
         "ASP_BRIDGE_MCP_INSPECTOR",
         "@modelcontextprotocol/inspector",
     ) else {
@@ -575,7 +397,7 @@ fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
 
 #[test]
 fn inspector_calls_every_tool_without_schema_warnings() {
-    let Some(launcher) = client_tool(
+    let Some(launcher) = external_tool(
         "ASP_BRIDGE_MCP_INSPECTOR",
         "@modelcontextprotocol/inspector",
     ) else {
@@ -610,7 +432,7 @@ fn inspector_calls_every_tool_without_schema_warnings() {
 
 #[test]
 fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
-    let Some(launcher) = client_tool(
+    let Some(launcher) = external_tool(
         "ASP_BRIDGE_MCP_INSPECTOR",
         "@modelcontextprotocol/inspector",
     ) else {
@@ -652,7 +474,7 @@ fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
 fn mcp_evaluates_a_hostile_working_tree() {
     let scratch = workspace();
     let links = crate::support::hostile_tree(&scratch);
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
     let result = bridge.call("asp_diagnostics", json!({}));
     let body = assert_ok(&result);
     let changed = body["changedFiles"].as_u64().unwrap();
@@ -691,7 +513,7 @@ fn mcp_refuses_a_policy_file_that_is_a_link_or_a_fifo_and_keeps_serving() {
                     .success()
             ),
         }
-        let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+        let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
         for tool in ["asp_status", "asp_diagnostics"] {
             let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
             let cause = body["cause"].as_str().unwrap();

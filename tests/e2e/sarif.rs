@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use test_support::external_tool;
+
 use crate::support::{Run, Scratch, assert_failed, blob_id, fixtures, host_command, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -346,15 +348,10 @@ fn comparison_makes_no_sense_with_a_saved_answer() {
 /// `Sarif.Multitool` binary; without it the test fails in CI and is skipped elsewhere.
 #[test]
 fn microsofts_sarif_multitool_finds_no_error_in_any_exported_log() {
-    let Some(multitool) = std::env::var_os("ASP_BRIDGE_SARIF_MULTITOOL") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "ASP_BRIDGE_SARIF_MULTITOOL must name Microsoft's SARIF Multitool in CI"
-        );
-        eprintln!(
-            "SKIPPED: Microsoft SARIF Multitool not found: set ASP_BRIDGE_SARIF_MULTITOOL to the \
-             Sarif.Multitool binary of @microsoft/sarif-multitool-linux to run this test"
-        );
+    let Some(multitool) = external_tool(
+        "ASP_BRIDGE_SARIF_MULTITOOL",
+        "Microsoft's SARIF Multitool (the Sarif.Multitool binary of @microsoft/sarif-multitool-linux)",
+    ) else {
         return;
     };
     let scratch = Scratch::git_repo();

@@ -6,7 +6,9 @@ use std::io::Write as _;
 
 use serde_json::{Value, json};
 
-use super::{ANSWER, Bridge, LEGACY, MODERN, assert_failed, assert_ok, fake, workspace};
+use test_support::mcp::{LEGACY, MODERN};
+
+use super::{assert_failed, assert_ok, fake, start, workspace};
 use crate::hostile::fixtures_with;
 use crate::support::{Scratch, host_command};
 
@@ -49,7 +51,7 @@ fn an_empty_object_or_array_is_no_answer_not_a_clean_empty_one() {
         ],
         "",
     );
-    let mut bridge = Bridge::start(&scratch, &host, &[], LEGACY);
+    let mut bridge = start(&scratch, &host, &[], LEGACY);
     for (tool, arguments) in [
         ("asp_capabilities", json!({})),
         ("asp_authority_status", json!({})),
@@ -66,7 +68,7 @@ fn an_empty_object_or_array_is_no_answer_not_a_clean_empty_one() {
 #[test]
 fn inspect_requests_are_confined_by_the_shape_of_their_values() {
     let scratch = workspace();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
     for request in [
         json!({"uri": "file:///etc/passwd"}),
         json!({"textDocument": {"uri": "file:///etc/passwd"}}),
@@ -115,7 +117,7 @@ fn host_paths_outside_the_workspace_are_flagged_not_relayed() {
         )],
         &format!("--evaluate {}", evaluate.display()),
     );
-    let mut bridge = Bridge::start(&scratch, &host, &[], LEGACY);
+    let mut bridge = start(&scratch, &host, &[], LEGACY);
     let result = bridge.call("asp_diagnostics", json!({}));
     let body = assert_ok(&result).clone();
     let findings = body["findings"].as_array().unwrap();
@@ -139,7 +141,7 @@ fn host_paths_outside_the_workspace_are_flagged_not_relayed() {
 fn a_host_that_is_not_installed_is_not_retryable_and_says_what_to_do() {
     let scratch = Scratch::new();
     let missing = scratch.path().join("no-such-asp").display().to_string();
-    let mut bridge = Bridge::start(&scratch, &missing, &[], LEGACY);
+    let mut bridge = start(&scratch, &missing, &[], LEGACY);
     for _ in 0..2 {
         let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
         assert_eq!(body["retryable"], false, "{body:#}");
@@ -162,7 +164,7 @@ fn a_host_that_is_not_installed_is_not_retryable_and_says_what_to_do() {
 fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
     let scratch = Scratch::new();
     let host = fake(&scratch, "--hang-on host/queryInspect");
-    let mut bridge = Bridge::start(&scratch, &host, &[], LEGACY);
+    let mut bridge = start(&scratch, &host, &[], LEGACY);
     let body = assert_failed(
         &bridge.call(
             "asp_inspect",
@@ -180,7 +182,7 @@ fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
 #[test]
 fn argument_hints_follow_the_field() {
     let scratch = workspace();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
     let body = assert_failed(
         &bridge.call("asp_diagnostics", json!({"limit": 0})),
         "input",
@@ -199,36 +201,15 @@ fn argument_hints_follow_the_field() {
     scratch.assert_no_orphans();
 }
 
-/// The next frame on stdout whose `id` is `id`.
-fn frame_with_id(bridge: &Bridge, id: &Value) -> Value {
-    loop {
-        let line = bridge
-            .lines
-            .recv_timeout(ANSWER)
-            .unwrap_or_else(|_| panic!("no frame with id {id}; stderr: {}", bridge.stderr()));
-        let frame: Value = serde_json::from_str(&line).expect("stdout carries JSON frames");
-        if &frame["id"] == id {
-            return frame;
-        }
-    }
-}
-
-fn send_line(bridge: &mut Bridge, line: &[u8]) {
-    let stdin = bridge.stdin.as_mut().expect("stdin open");
-    stdin.write_all(line).unwrap();
-    stdin.write_all(b"\n").unwrap();
-    stdin.flush().unwrap();
-}
-
 #[test]
 fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
     let scratch = Scratch::new();
-    let mut bridge = Bridge::start(&scratch, &fake(&scratch, ""), &[], LEGACY);
-    send_line(&mut bridge, b"this is not json");
-    let error = frame_with_id(&bridge, &Value::Null);
+    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    bridge.send_line(b"this is not json");
+    let error = bridge.frame_with_id(&Value::Null);
     assert_eq!(error["error"]["code"], -32700, "{error}");
-    send_line(&mut bridge, &vec![b'x'; 5 * 1024 * 1024]);
-    let error = frame_with_id(&bridge, &Value::Null);
+    bridge.send_line(&vec![b'x'; 5 * 1024 * 1024]);
+    let error = bridge.frame_with_id(&Value::Null);
     assert_eq!(error["error"]["code"], -32600, "{error}");
     for (id, params) in [
         (json!(901), json!({"name": "asp_status", "arguments": [1]})),
@@ -236,8 +217,8 @@ fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
         (json!(902), json!([])),
     ] {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-        send_line(&mut bridge, request.to_string().as_bytes());
-        let error = frame_with_id(&bridge, &id);
+        bridge.send_line(request.to_string().as_bytes());
+        let error = bridge.frame_with_id(&id);
         assert_eq!(error["error"]["code"], -32602, "{error}");
     }
     assert_ok(&bridge.call("asp_status", json!({})));

@@ -1,10 +1,10 @@
 """End-to-end check of `asp-bridge mcp` with the official Python MCP SDK (`mcp` 2.x).
 
-Run by tests/e2e/mcp.rs with the venv's Python: spawns the real binary against the fake host in one
-protocol mode ("legacy" = the 2025-11-25 initialize handshake, "2026-07-28" = the stateless
-revision), checks the tools, every call, progress, a host crash and its recovery, and a refused
-path, and prints one JSON report on stdout. Any failed check raises (non-zero exit, traceback on
-stderr).
+Run by tests/e2e/mcp.rs (the path comes from test_support::mcp) with the venv's Python: spawns the
+real binary against the fake host in one protocol mode ("legacy" = the 2025-11-25 initialize
+handshake, "2026-07-28" = the stateless revision), checks the tools, every call, progress, a host
+crash and its recovery, and a refused path, and prints one JSON report on stdout. Any failed check
+raises (non-zero exit, traceback on stderr).
 """
 
 import argparse
