@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use bridge_core::worktree::{Base, Evaluate, Scope};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -82,6 +83,46 @@ pub(crate) struct StatusArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) sweep: SweepArgs,
+}
+
+/// What a live evaluation covers (`sarif`, and `status`'s summary of what would be evaluated).
+#[derive(Debug, Args, Clone)]
+pub(crate) struct SweepArgs {
+    /// Evaluate the changes since the merge base of REV and HEAD, commits included (e.g. a pull
+    /// request's base commit or `origin/main`; a shallow clone needs the history: fetch-depth 0).
+    #[arg(long, value_name = "REV", conflicts_with = "all_files")]
+    pub(crate) base: Option<String>,
+    /// Evaluate every tracked file as it is now (against the empty tree), in batches.
+    #[arg(long)]
+    pub(crate) all_files: bool,
+    /// Most files in one host request; larger changesets are sent in batches and merged.
+    #[arg(long, value_name = "N", default_value_t = bridge_core::worktree::BATCH_FILES as u32,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub(crate) batch_files: u32,
+}
+
+impl SweepArgs {
+    /// The option that changed what is evaluated, as typed (for error messages).
+    pub(crate) fn option(&self) -> Option<String> {
+        match (&self.base, self.all_files) {
+            (Some(rev), _) => Some(format!("--base {rev}")),
+            (None, true) => Some("--all-files".to_owned()),
+            (None, false) => None,
+        }
+    }
+
+    /// `request` with this scope, base and batch size.
+    pub(crate) fn apply(&self, mut request: Evaluate) -> Evaluate {
+        if self.all_files {
+            request.scope = Scope::AllFiles;
+        } else if let Some(rev) = &self.base {
+            request.base = Base::Rev(rev.clone());
+        }
+        request.batch_files = self.batch_files as usize;
+        request
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -98,8 +139,10 @@ pub(crate) struct SarifArgs {
     #[command(flatten)]
     pub(crate) host: HostArgs,
     /// Convert a saved host answer (a JSON-RPC response or a bare decision) instead of asking the host.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "all_files"])]
     pub(crate) from: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) sweep: SweepArgs,
     /// Where to write the SARIF log; `-` is stdout.
     #[arg(long, short, value_name = "FILE|-", default_value = "-")]
     pub(crate) output: String,

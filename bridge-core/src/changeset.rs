@@ -12,8 +12,11 @@
 
 mod disk;
 mod git;
+mod sweep;
 
 pub(crate) use disk::read_small;
+pub use sweep::{MAX_REV_BYTES, MergeBase, check_rev};
+pub(crate) use sweep::{build_all, empty_tree, merge_base};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -230,14 +233,27 @@ pub(crate) async fn build(
         }
     }
 
+    assemble(root, &git, cache, baseline, entries, skipped).await
+}
+
+/// The changeset of `entries` (each path's base side and whether the working tree has something
+/// there): before-blob ids from git, after-blobs hashed from the working tree.
+async fn assemble(
+    root: &Path,
+    git: &Git<'_>,
+    cache: &Cache,
+    baseline: &Value,
+    entries: BTreeMap<Vec<u8>, Entry>,
+    mut skipped: Vec<Skipped>,
+) -> Result<Built> {
     let before_blobs: Vec<String> = entries
         .values()
         .filter_map(|e| e.before.as_ref())
         .filter(|b| b.mode != GITLINK)
         .map(|b| b.oid.clone())
         .collect();
-    let before_ids = cache.blob_ids(&git, before_blobs).await?;
-    let mut afters = after_side(root, &git, &entries).await?;
+    let before_ids = cache.blob_ids(git, before_blobs).await?;
+    let mut afters = after_side(root, git, &entries).await?;
 
     let mut changes = Vec::new();
     for (path, entry) in entries {

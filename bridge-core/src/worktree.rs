@@ -3,17 +3,26 @@
 //! (built off the async threads, see [`crate::changeset`]), then `host/evaluateChangeset` at an
 //! advisory call site. MCP (`asp_diagnostics`), the language server and `sarif` all come through
 //! [`Worktree::evaluate`].
+//!
+//! CI sweeps change the base: [`Base::Rev`] compares with the merge base of a revision and `HEAD`
+//! (a branch and its commits), [`Scope::AllFiles`] sends every tracked file against the empty tree.
+//! Either way the changeset names a baseline of its own, which the host verifies; a host that
+//! refuses it (`stale-baseline`) is an error naming both baselines. A changeset larger than
+//! [`Evaluate::batch_files`] goes in several requests whose decisions are merged into one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::changeset;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::host::{CallOptions, HostClient};
-use crate::proto::{self, AdvisoryCallSite, Comparison, Decision, EvaluateParams};
+use crate::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, Decision, EvaluateParams};
+use crate::{changeset, text};
+
+mod merge;
 
 /// A workspace whose working tree is evaluated: its canonical root.
 #[derive(Clone, Debug)]
@@ -37,7 +46,13 @@ pub struct Evaluate {
     /// The host's baseline when the caller has just read it (the handshake's `host/status`); `None`
     /// asks the host for it first, as a long-running front end must (the baseline moves).
     pub baseline: Option<Value>,
+    /// Most files in one `host/evaluateChangeset`; a larger changeset is sent in batches whose
+    /// decisions are merged into one (see [`merge`]). At least 1.
+    pub batch_files: usize,
 }
+
+/// Files per request of a sweep unless [`Evaluate::batch_files`] says otherwise.
+pub const BATCH_FILES: usize = 500;
 
 /// Which files of the working tree are evaluated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,7 +63,9 @@ pub enum Scope {
     Changes,
     /// The changes under these repo-relative paths (already confined by the caller).
     Paths(Vec<String>),
-    // A later `AllFiles` (every file of the tree, changed or not) belongs here.
+    /// Every tracked file as it is now, each a `create` against the empty tree (a full sweep); the
+    /// base is then the empty tree whatever [`Base`] says.
+    AllFiles,
 }
 
 /// Where the before-content of the changeset comes from.
@@ -58,8 +75,11 @@ pub enum Base {
     /// The git tree or commit the host's baseline names, else `HEAD`, else the empty tree.
     #[default]
     Baseline,
-    // A later `Rev(String)` (a revision the user names, e.g. the base of a pull request) belongs
-    // here; the changeset still echoes the host's baseline.
+    /// The merge base of this revision (a branch, a tag, a commit) and `HEAD`: the changes of a
+    /// branch since it left the branch it is based on, its commits included. The changeset names
+    /// the merge base's tree as its baseline, so the host must accept a baseline other than its own
+    /// (one that refuses it, `stale-baseline`, is an error that says so).
+    Rev(String),
 }
 
 /// The host's decision on the working tree (a [`Decision`], or what [`Worktree::evaluate_as`] was
@@ -71,6 +91,31 @@ pub struct Evaluation<T = Decision> {
     pub changed_files: usize,
     /// Paths of the working tree left out (a FIFO, a socket, a device, a nested repository).
     pub skipped: Vec<changeset::Skipped>,
+    /// How many requests the changeset took ([`Evaluate::batch_files`] each).
+    pub batches: usize,
+    /// With [`Base::Rev`]: what the revision resolved to.
+    pub merge_base: Option<changeset::MergeBase>,
+}
+
+/// What an evaluation sends, worked out before the host is asked ([`Worktree::plan`]).
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The changeset, whole; it is sent in `batches` requests.
+    pub built: changeset::Built,
+    /// With [`Base::Rev`]: what the revision resolved to.
+    pub merge_base: Option<changeset::MergeBase>,
+    pub batches: usize,
+}
+
+/// How far a batched evaluation has come, after each answered batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Batches answered so far, of `batches`.
+    pub batch: usize,
+    pub batches: usize,
+    /// Files sent so far, of `files`.
+    pub sent_files: usize,
+    pub files: usize,
 }
 
 impl Evaluate {
@@ -82,7 +127,13 @@ impl Evaluate {
             scope: Scope::default(),
             base: Base::default(),
             baseline: None,
+            batch_files: BATCH_FILES,
         }
+    }
+
+    /// Whether the changeset names a baseline of its own rather than the host's.
+    fn own_baseline(&self) -> bool {
+        self.scope == Scope::AllFiles || matches!(self.base, Base::Rev(_))
     }
 }
 
@@ -99,13 +150,47 @@ impl Worktree {
         &self.root
     }
 
-    /// The changeset of the working tree against `baseline` (echoed as the host issued it).
+    /// The changeset of the working tree against `baseline` (echoed as the host issued it); with
+    /// [`Scope::AllFiles`], every tracked file against the empty tree (`baseline` is not used).
     pub async fn changeset(&self, baseline: &Value, scope: &Scope) -> Result<changeset::Built> {
         let paths = match scope {
             Scope::Changes => None,
             Scope::Paths(paths) => Some(paths.as_slice()),
+            Scope::AllFiles => {
+                let tree = changeset::empty_tree(&self.root, &self.cache).await?;
+                let empty = json!({"rev": format!("git:tree:{tree}")});
+                return changeset::build_all(&self.root, &self.cache, &empty).await;
+            }
         };
         changeset::build(&self.root, &self.cache, baseline, paths).await
+    }
+
+    /// What `request` would send, without asking the host: the base resolved, the changeset built
+    /// (against `request.baseline` with [`Base::Baseline`]; `HEAD` when that is `None`) and how
+    /// many requests it takes.
+    pub async fn plan(&self, request: &Evaluate) -> Result<Plan> {
+        let (baseline, merge_base) = match (&request.scope, &request.base) {
+            (_, Base::Rev(rev)) if request.scope != Scope::AllFiles => {
+                let found = changeset::merge_base(&self.root, &self.cache, rev).await?;
+                (
+                    json!({"rev": format!("git:tree:{}", found.tree)}),
+                    Some(found),
+                )
+            }
+            _ => (request.baseline.clone().unwrap_or(Value::Null), None),
+        };
+        let built = self.changeset(&baseline, &request.scope).await?;
+        let batches = built
+            .changeset
+            .changes
+            .len()
+            .div_ceil(request.batch_files.max(1))
+            .max(1);
+        Ok(Plan {
+            built,
+            merge_base,
+            batches,
+        })
     }
 
     /// A small configuration file of the workspace (such as `.asp/asp.json`), read whole if it is a
@@ -132,51 +217,235 @@ impl Worktree {
     }
 
     /// Asks `client`'s host for its decision on the working tree; `call` carries the evaluation's
-    /// deadline and where its `$/progress` goes.
+    /// deadline and where its `$/progress` goes. A changeset of more than
+    /// [`Evaluate::batch_files`] files is sent in batches, their decisions merged into one.
     pub async fn evaluate(
         &self,
         client: &HostClient,
         request: Evaluate,
         call: CallOptions,
     ) -> Result<Evaluation> {
-        self.evaluate_as(client, request, call).await
+        self.evaluate_with(client, request, call, |_| {}).await
     }
 
-    /// [`Worktree::evaluate`], with the host's decision decoded as `T`: a front end that shows only
-    /// part of it (the language server: the findings of one document) decodes only that part.
+    /// [`Worktree::evaluate`], telling `progress` after each batch. Each batch has `call`'s
+    /// deadline; host `$/progress` is relayed for the first batch only.
+    pub async fn evaluate_with(
+        &self,
+        client: &HostClient,
+        mut request: Evaluate,
+        call: CallOptions,
+        mut progress: impl FnMut(Progress) + Send,
+    ) -> Result<Evaluation> {
+        self.host_baseline(client, &mut request).await?;
+        let plan = self.plan(&request).await?;
+        let changeset::Built { changeset, skipped } = plan.built;
+        let files = changeset.changes.len();
+        let size = request.batch_files.max(1);
+        let timeout = call.timeout;
+        let mut call = Some(call);
+        let mut decisions = Vec::with_capacity(plan.batches);
+        let mut changes = changeset.changes.into_iter();
+        let mut sent_files = 0;
+        for batch in 1..=plan.batches {
+            let part = ChangeSet {
+                baseline: changeset.baseline.clone(),
+                changes: changes.by_ref().take(size).collect(),
+            };
+            sent_files += part.changes.len();
+            let options = call.take().unwrap_or(CallOptions {
+                timeout,
+                progress: None,
+            });
+            let decision = self
+                .send(client, &request, plan.merge_base.as_ref(), part, options)
+                .await?;
+            decisions.push(decision);
+            progress(Progress {
+                batch,
+                batches: plan.batches,
+                sent_files,
+                files,
+            });
+        }
+        Ok(Evaluation {
+            decision: merge::merge(decisions),
+            changed_files: files,
+            skipped,
+            batches: plan.batches,
+            merge_base: plan.merge_base,
+        })
+    }
+
+    /// [`Worktree::evaluate`] in one request, with the host's decision decoded as `T`: a front end
+    /// that shows only part of it (the language server: the findings of one document) decodes only
+    /// that part. A changeset of more than [`Evaluate::batch_files`] files is an `input` error here.
     pub async fn evaluate_as<T: DeserializeOwned>(
         &self,
         client: &HostClient,
-        request: Evaluate,
+        mut request: Evaluate,
         call: CallOptions,
     ) -> Result<Evaluation<T>> {
-        let Evaluate {
-            call_site,
-            comparison,
-            scope,
-            base: Base::Baseline,
-            baseline,
-        } = request;
-        let baseline = match baseline {
-            Some(baseline) => baseline,
-            None => client.status().await?.value.workspace.baseline,
-        };
-        let built = self.changeset(&baseline, &scope).await?;
-        let changeset = built.changeset;
+        self.host_baseline(client, &mut request).await?;
+        let plan = self.plan(&request).await?;
+        let changeset = plan.built.changeset;
         let changed_files = changeset.changes.len();
+        if plan.batches > 1 {
+            return Err(Error::Input(format!(
+                "{changed_files} changed files do not fit one request of at most {}",
+                request.batch_files
+            )));
+        }
+        let decision = self
+            .send(client, &request, plan.merge_base.as_ref(), changeset, call)
+            .await?;
+        Ok(Evaluation {
+            decision,
+            changed_files,
+            skipped: plan.built.skipped,
+            batches: 1,
+            merge_base: plan.merge_base,
+        })
+    }
+
+    /// Reads the host's baseline into `request` when the changeset is to be built against it and
+    /// the caller does not have it.
+    async fn host_baseline(&self, client: &HostClient, request: &mut Evaluate) -> Result<()> {
+        if !request.own_baseline() && request.baseline.is_none() {
+            request.baseline = Some(client.status().await?.value.workspace.baseline);
+        }
+        Ok(())
+    }
+
+    /// One `host/evaluateChangeset`. When the changeset names a baseline of its own and the host
+    /// refuses it (`stale-baseline`, as an error or in its coverage), the error says which baseline
+    /// was sent, why, and the host's own.
+    async fn send<T: DeserializeOwned>(
+        &self,
+        client: &HostClient,
+        request: &Evaluate,
+        merge_base: Option<&changeset::MergeBase>,
+        changeset: ChangeSet,
+        call: CallOptions,
+    ) -> Result<T> {
+        let sent = changeset.baseline["rev"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let params = EvaluateParams {
-            call_site,
+            call_site: request.call_site,
             changeset,
-            comparison: Some(comparison),
+            comparison: Some(request.comparison),
             timeout_ms: None,
         };
         let reply = client
             .call(proto::EVALUATE_CHANGESET, Some(&params), call)
-            .await?;
-        Ok(Evaluation {
-            decision: reply.value,
-            changed_files,
-            skipped: built.skipped,
-        })
+            .await;
+        if !request.own_baseline() {
+            return Ok(reply?.value);
+        }
+        let what = match merge_base {
+            Some(found) => format!(
+                "the tree of {}, the merge base of {:?} and HEAD",
+                short(&found.base),
+                found.rev
+            ),
+            None => "the empty tree of an all-files sweep".to_owned(),
+        };
+        match reply {
+            Err(Error::Refused {
+                method,
+                code: STALE_BASELINE_CODE,
+                message,
+                fail_class,
+                retryable,
+            }) => Err(Error::Refused {
+                message: self
+                    .refused_baseline(client, request, &sent, &what, &message)
+                    .await,
+                method,
+                code: STALE_BASELINE_CODE,
+                fail_class,
+                retryable,
+            }),
+            Err(error) => Err(error),
+            Ok(reply) => {
+                let seen: Refusals = serde_json::from_str(reply.raw.get()).unwrap_or_default();
+                match seen.stale_baseline() {
+                    Some(detail) => Err(Error::Input(
+                        self.refused_baseline(client, request, &sent, &what, &detail)
+                            .await,
+                    )),
+                    None => Ok(reply.value),
+                }
+            }
+        }
     }
+
+    async fn refused_baseline(
+        &self,
+        client: &HostClient,
+        request: &Evaluate,
+        sent: &str,
+        what: &str,
+        detail: &str,
+    ) -> String {
+        let own = match &request.baseline {
+            Some(baseline) => Some(baseline.clone()),
+            None => client
+                .status()
+                .await
+                .ok()
+                .map(|s| s.value.workspace.baseline),
+        };
+        let own = own.as_ref().and_then(|b| b["rev"].as_str()).map_or_else(
+            || "unknown".to_owned(),
+            |rev| text::one_line(rev, 120).into_owned(),
+        );
+        format!(
+            "the host refused the baseline {sent} ({what}) as stale-baseline: {}; the host's own \
+             baseline is {own}, and this host evaluates changes against that one only",
+            text::one_line(detail, 300)
+        )
+    }
+}
+
+/// `stale_baseline` in the ASP error registry (`spec/02`).
+const STALE_BASELINE_CODE: i64 = -32011;
+
+/// Where a host that answers says it refused the changeset's baseline.
+#[derive(Debug, Default, Deserialize)]
+struct Refusals {
+    #[serde(default)]
+    coverage: RefusedCoverage,
+    #[serde(default)]
+    receipt: RefusedReceipt,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RefusedCoverage {
+    #[serde(default)]
+    degraded: Vec<proto::Degradation>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RefusedReceipt {
+    #[serde(default)]
+    failures: Vec<proto::Degradation>,
+}
+
+impl Refusals {
+    fn stale_baseline(&self) -> Option<String> {
+        self.coverage
+            .degraded
+            .iter()
+            .chain(&self.receipt.failures)
+            .find(|d| d.reason == "stale-baseline")
+            .map(|d| d.detail.clone())
+    }
+}
+
+/// The first 12 characters of an object id.
+fn short(oid: &str) -> &str {
+    oid.get(..12).unwrap_or(oid)
 }

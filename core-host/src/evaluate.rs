@@ -43,32 +43,52 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
 
     let workspace = host.workspace.clone();
     let submitted = changeset.clone();
-    let (baseline, moved, policy, intake) = tokio::task::spawn_blocking(move || {
-        let (baseline, moved) = workspace.refresh().map_err(|e| e.to_string())?;
-        let policy = Policy::load(&workspace, &baseline);
-        let intake = snapshot::intake(&workspace, &baseline, &submitted);
-        Ok::<_, String>((baseline, moved, policy, intake))
-    })
-    .await
-    .map_err(|e| {
-        error_object(
-            -32603,
-            format!("internal error: {e}"),
-            FailClass::Health,
-            true,
-        )
-    })?
-    .map_err(|e| {
-        error_object(
-            -32010,
-            format!("health_not_ready: {e}"),
-            FailClass::Health,
-            true,
-        )
-    })?;
+    // The policy in force is always the one committed at the host's own baseline; the changeset
+    // may name another baseline (verified), which its before-blobs and the providers then use.
+    let (own, baseline, moved, policy, active_policy, intake) =
+        tokio::task::spawn_blocking(move || {
+            let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
+            let policy = Policy::load(&workspace, &own);
+            let active_policy = workspace
+                .tree_entry(&own.tree, POLICY_PATH)
+                .ok()
+                .flatten()
+                .and_then(|entry| workspace.blob_id_of(&entry.oid).ok());
+            let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
+                Ok(baseline) => {
+                    let intake = snapshot::intake(&workspace, &baseline, &submitted);
+                    (baseline, intake)
+                }
+                Err(refused) => (
+                    own.clone(),
+                    Ok(Intake {
+                        stale_baseline: Some(refused),
+                        ..Intake::default()
+                    }),
+                ),
+            };
+            Ok::<_, String>((own, baseline, moved, policy, active_policy, intake))
+        })
+        .await
+        .map_err(|e| {
+            error_object(
+                -32603,
+                format!("internal error: {e}"),
+                FailClass::Health,
+                true,
+            )
+        })?
+        .map_err(|e| {
+            error_object(
+                -32010,
+                format!("health_not_ready: {e}"),
+                FailClass::Health,
+                true,
+            )
+        })?;
     if moved {
         for slot in &host.slots {
-            slot.baseline_changed(&baseline).await;
+            slot.baseline_changed(&own).await;
         }
     }
     let intake: Intake = intake.map_err(|e| {
@@ -98,11 +118,16 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     for detail in &intake.stale {
         host_degraded.push(Degradation::new("changeset", "stale", detail.clone()));
     }
+    // A change that leaves the policy as committed (an all-files sweep lists it as it is) does not
+    // touch it.
     let touches_policy = changeset["changes"]
         .as_array()
         .into_iter()
         .flatten()
-        .any(|c| c["path"] == POLICY_PATH || c["from"] == POLICY_PATH);
+        .any(|c| {
+            (c["path"] == POLICY_PATH && c["after"].as_str() != active_policy.as_deref())
+                || (c["from"] == POLICY_PATH && c["path"] != POLICY_PATH)
+        });
     if touches_policy {
         host_degraded.push(Degradation::new(
             POLICY_PATH,

@@ -1,7 +1,8 @@
 //! The workspace as the host sees it: the git baseline, working-tree reads and baseline blobs.
 //!
 //! The baseline is `git:tree:<HEAD^{tree}>` with the time it was stamped, restamped when `HEAD`
-//! moves. Workspace content is hostile: files are read without following symlinks (a symlink is the
+//! moves. A changeset may name another git tree or commit of the repository as its baseline (a
+//! pull request's merge base, the empty tree of a full sweep): it is verified, not trusted. Workspace content is hostile: files are read without following symlinks (a symlink is the
 //! blob of its target bytes, as git stores it), only regular files are read, every read is capped,
 //! and nothing here runs on an async thread (callers use `spawn_blocking`). Blob ids are
 //! `blob:sha256:<hex of the raw bytes>`.
@@ -60,6 +61,8 @@ pub(crate) struct Workspace {
     /// What `HEAD` looked like when the baseline was last checked (to skip git when unchanged).
     head: Mutex<(git::HeadWatch, Option<git::HeadStamp>)>,
     baseline: Mutex<Baseline>,
+    /// Baselines other than the host's own that changesets named, verified: rev → tree id.
+    named: Mutex<HashMap<String, String>>,
     trees: Mutex<HashMap<String, Arc<Vec<TreeEntry>>>>,
     /// git object id → ASP blob id, and back.
     ids: Mutex<(HashMap<String, String>, HashMap<String, String>)>,
@@ -108,6 +111,7 @@ impl Workspace {
             head: Mutex::new((head, stamp_now)),
             root: root.to_path_buf(),
             baseline: Mutex::new(stamp(tree)),
+            named: Mutex::new(HashMap::new()),
             trees: Mutex::new(HashMap::new()),
             ids: Mutex::new((HashMap::new(), HashMap::new())),
             blobs: Mutex::new((HashMap::new(), 0)),
@@ -144,6 +148,66 @@ impl Workspace {
         *current = stamp(tree);
         tracing::info!(rev = current.rev(), "HEAD moved; baseline restamped");
         Ok((current.clone(), true))
+    }
+
+    /// The baseline a changeset names: the host's own (`own`), or any git tree or commit of the
+    /// repository named by its full id (`git:tree:<id>`, `git:commit:<id>`, e.g. the merge base of a
+    /// pull request, or the empty tree of an all-files sweep). It is verified with git, never
+    /// trusted: the object must exist and be of that kind. `Err` is why it is refused, naming the
+    /// host's own baseline (a `stale-baseline` reason). Blocking.
+    pub(crate) fn named_baseline(&self, own: &Baseline, named: &Value) -> Result<Baseline, String> {
+        let rev = named["rev"].as_str().unwrap_or_default();
+        if rev == own.rev() {
+            return Ok(own.clone());
+        }
+        let refuse = |why: &str| {
+            Err(format!(
+                "the changeset names baseline {:?}, {why}; the host's baseline is {:?}",
+                bridge_core::text::one_line(rev, 120),
+                own.rev()
+            ))
+        };
+        let (kind, oid) = match (
+            rev.strip_prefix("git:tree:"),
+            rev.strip_prefix("git:commit:"),
+        ) {
+            (Some(oid), _) => ("tree", oid),
+            (_, Some(oid)) => ("commit", oid),
+            _ => {
+                return refuse("which names no git tree or commit (git:tree:<id>, git:commit:<id>)");
+            }
+        };
+        let full = matches!(oid.len(), 40 | 64)
+            && oid
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !full {
+            return refuse("which is not a full git object id");
+        }
+        if let Some(tree) = lock(&self.named).get(rev) {
+            return Ok(Baseline {
+                tree: tree.clone(),
+                value: named.clone(),
+            });
+        }
+        let is_kind = git::peel(&self.root, oid, kind).is_some_and(|found| found == oid);
+        let tree = if is_kind {
+            git::peel(&self.root, oid, "tree")
+        } else {
+            None
+        };
+        let Some(tree) = tree else {
+            return refuse(&format!("which is no git {kind} of this repository"));
+        };
+        let mut cache = lock(&self.named);
+        if cache.len() >= 64 {
+            cache.clear();
+        }
+        cache.insert(rev.to_owned(), tree.clone());
+        Ok(Baseline {
+            tree,
+            value: named.clone(),
+        })
     }
 
     /// The bytes at `path` in the working tree. Blocking.
@@ -211,6 +275,10 @@ impl Workspace {
             ids.1.insert(id.to_owned(), oid.to_owned());
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn stamp(tree: String) -> Baseline {

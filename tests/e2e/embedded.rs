@@ -73,7 +73,7 @@ fn snapshot(root: &Path) -> (BTreeSet<(String, Vec<u8>)>, String) {
 }
 
 /// A clean environment: no `asp`, no host command, no configuration anywhere.
-fn clean_env(command: &mut Command, home: &Path) {
+pub(crate) fn clean_env(command: &mut Command, home: &Path) {
     command
         .env("PATH", SYSTEM_PATH)
         .env("HOME", home)
@@ -87,7 +87,7 @@ fn run(repo: &Path, home: &Path, args: &[&str]) -> Run {
 }
 
 /// `(ruleId, uri, startLine)` of every result of the log's first run.
-fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
+pub(crate) fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
     log["runs"][0]["results"]
         .as_array()
         .unwrap()

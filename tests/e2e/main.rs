@@ -14,3 +14,4 @@ mod mcp;
 mod provider;
 mod sarif;
 mod status;
+mod sweeps;

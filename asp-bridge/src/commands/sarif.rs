@@ -14,13 +14,14 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
+use bridge_core::changeset::MergeBase;
 use bridge_core::model::NotRun;
 use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
-use bridge_core::{CallOptions, HostProcess, Worktree};
+use bridge_core::{CallOptions, FailClass, HostProcess, Worktree};
 use sarif_export::{HostIdentity, Options};
 
-use crate::flags::{ComparisonArg, SarifArgs};
+use crate::flags::{ComparisonArg, SarifArgs, SweepArgs};
 
 /// Largest host answer read: a sweep of a whole repository can list tens of thousands of findings
 /// (30,000 generated ones are about 20 MB), more than the 16 MiB other commands accept.
@@ -122,8 +123,9 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
     ))
 }
 
-/// Asks the host: status (the handshake, for the baseline), then one evaluation of the working tree
-/// at the `sweep` call site; the host is shut down whatever the outcome.
+/// Asks the host: status (the handshake, for the baseline), then the evaluation of the working tree
+/// at the `sweep` call site (in batches past `--batch-files`, with a progress line per batch); the
+/// host is shut down whatever the outcome.
 async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
     let mut config = crate::one_shot_config(&args.host, &repo)?;
@@ -134,27 +136,53 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
         ComparisonArg::All => Comparison::All,
         ComparisonArg::Introduced => Comparison::Introduced,
     };
-    let request = Evaluate {
+    let request = args.sweep.apply(Evaluate {
         comparison,
         baseline: Some(status.value.workspace.baseline.clone()),
         ..Evaluate::at(AdvisoryCallSite::Sweep)
-    };
+    });
     let skipped_before = process.client().stats().skipped_frames;
     let outcome = Worktree::new(repo.clone())
-        .evaluate(process.client(), request, CallOptions::default())
+        .evaluate_with(process.client(), request, CallOptions::default(), |p| {
+            if p.batches > 1 {
+                // Stderr may be closed; progress is no reason to fail.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "asp-bridge: sarif: batch {} of {} evaluated ({} of {} files)",
+                    p.batch,
+                    p.batches,
+                    p.sent_files,
+                    p.files
+                );
+            }
+        })
         .await;
     let skipped = process.client().stats().skipped_frames > skipped_before;
     process.shutdown().await;
-    let decision = match outcome {
-        Ok(evaluation) => evaluation.decision,
+    let evaluation = match outcome {
+        Ok(evaluation) => evaluation,
         // The answer was too large to read: the cap applied, not the host's health.
         Err(bridge_core::Error::Timeout { method, .. }) if skipped => anyhow::bail!(
             "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
-             it was skipped",
+             it was skipped; --batch-files N sends fewer files per request",
             SWEEP_MAX_FRAME / (1024 * 1024)
         ),
-        Err(error) => return Err(error.into()),
+        Err(error) => {
+            let about_the_option = error.fail_class() == FailClass::Input
+                || matches!(error, bridge_core::Error::Refused { code: -32011, .. });
+            return Err(match args.sweep.option() {
+                Some(option) if about_the_option => anyhow::Error::new(error).context(option),
+                _ => error.into(),
+            });
+        }
     };
+    if evaluation.changed_files == 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            empty_line(&args.sweep, evaluation.merge_base.as_ref())
+        );
+    }
     let host = &status.value.host;
     let options = Options {
         repo: Some(repo),
@@ -166,7 +194,28 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
         ended_at: Some(SystemTime::now()),
         ..Options::default()
     };
-    Ok((decision, options))
+    Ok((evaluation.decision, options))
+}
+
+/// The line that says an evaluation had nothing to send, and what to do about it.
+fn empty_line(sweep: &SweepArgs, merge_base: Option<&MergeBase>) -> String {
+    let line = match (merge_base, sweep.all_files) {
+        (Some(found), _) => format!(
+            "asp-bridge: sarif: the changeset is empty: nothing changed since {}, the merge base \
+             of {} and HEAD",
+            found.base.get(..12).unwrap_or(&found.base),
+            found.rev
+        ),
+        (None, true) => "asp-bridge: sarif: the changeset is empty: the repository tracks no file \
+                         here"
+            .to_owned(),
+        (None, false) => "asp-bridge: sarif: the changeset is empty: the working tree equals the \
+                          host's baseline (HEAD on a clean checkout), so nothing was evaluated; \
+                          use --base REV for the changes of a branch since REV (a pull request's \
+                          base), or --all-files for every tracked file"
+            .to_owned(),
+    };
+    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// Where the log goes: a file (written whole, once the log is complete) or stdout.

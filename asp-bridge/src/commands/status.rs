@@ -1,12 +1,15 @@
-//! `asp-bridge status`: one `host/status`, printed for a person or as one JSON document.
+//! `asp-bridge status`: one `host/status`, printed for a person or as one JSON document, with what
+//! `sarif` given the same `--base`/`--all-files` would evaluate (the changeset is built, the host is
+//! not asked to evaluate it).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use bridge_core::model::{NotRun, canonical_capability};
-use bridge_core::proto::Status;
+use bridge_core::proto::{AdvisoryCallSite, Status};
 use bridge_core::text::one_line;
-use bridge_core::{HostProcess, Reply};
+use bridge_core::worktree::{Evaluate, Plan, Scope};
+use bridge_core::{HostProcess, Reply, Worktree};
 use serde_json::json;
 
 use crate::flags::StatusArgs;
@@ -20,10 +23,22 @@ pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let config = crate::one_shot_config(&args.host, &repo)?;
     let (process, reply) = HostProcess::start(&config).await?;
     process.shutdown().await;
+    let request = args.sweep.apply(Evaluate {
+        baseline: Some(reply.value.workspace.baseline.clone()),
+        ..Evaluate::at(AdvisoryCallSite::Sweep)
+    });
+    let plan = match Worktree::new(repo).plan(&request).await {
+        Ok(plan) => Ok(plan),
+        // An option asked for this: failing to honour it is the command's failure.
+        Err(error) => match args.sweep.option() {
+            Some(option) => return Err(anyhow::Error::new(error).context(option)),
+            None => Err(error),
+        },
+    };
     let text = if args.json {
-        json_document(&reply)?
+        json_document(&reply, &request, &plan)?
     } else {
-        human(&reply.value)
+        human(&reply.value, &evaluate_line(&request, &plan))
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -31,14 +46,89 @@ pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `{"bridge": {...}, "status": <the host's status result as received>}`.
-fn json_document(reply: &Reply<Status>) -> anyhow::Result<String> {
+/// `{"bridge": {...}, "status": <the host's status result as received>, "evaluate": {...}}`.
+fn json_document(
+    reply: &Reply<Status>,
+    request: &Evaluate,
+    plan: &bridge_core::Result<Plan>,
+) -> anyhow::Result<String> {
     let status: serde_json::Value = serde_json::from_str(reply.raw.get())?;
+    let evaluate = match plan {
+        Ok(plan) => {
+            let base = plan.merge_base.as_ref().map(|found| {
+                json!({"rev": found.rev, "commit": found.commit, "mergeBase": found.base, "tree": found.tree})
+            });
+            let skipped: Vec<serde_json::Value> = plan
+                .built
+                .skipped
+                .iter()
+                .map(|s| json!({"path": s.path, "why": s.why}))
+                .collect();
+            json!({
+                "scope": scope_name(request),
+                "base": base,
+                "baseline": plan.built.changeset.baseline.get("rev"),
+                "files": plan.built.changeset.changes.len(),
+                "batches": plan.batches,
+                "batchFiles": request.batch_files,
+                "skipped": skipped,
+            })
+        }
+        Err(error) => json!({"scope": scope_name(request), "error": error.to_string()}),
+    };
     let document = json!({
         "bridge": {"name": "asp-bridge", "version": env!("CARGO_PKG_VERSION"), "authoritative": false},
         "status": status,
+        "evaluate": evaluate,
     });
     Ok(format!("{}\n", serde_json::to_string_pretty(&document)?))
+}
+
+fn scope_name(request: &Evaluate) -> &'static str {
+    if request.scope == Scope::AllFiles {
+        "all-files"
+    } else {
+        "changes"
+    }
+}
+
+/// What `sarif` with the same options would send, on one line.
+fn evaluate_line(request: &Evaluate, plan: &bridge_core::Result<Plan>) -> String {
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(error) => return format!("unknown ({})", clean(&error.to_string())),
+    };
+    let files = plan.built.changeset.changes.len();
+    let baseline = plan
+        .built
+        .changeset
+        .baseline
+        .get("rev")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("none");
+    let mut line = match (&plan.merge_base, &request.scope) {
+        (_, Scope::AllFiles) => {
+            format!("{files} file(s): every tracked file, against the empty tree")
+        }
+        (Some(found), _) => format!(
+            "{files} file(s) changed since {}, the merge base of {:?} and HEAD ({})",
+            found.base.get(..12).unwrap_or(&found.base),
+            clean(&found.rev),
+            clean(baseline)
+        ),
+        (None, _) => format!(
+            "{files} file(s) changed against the host's baseline ({})",
+            clean(baseline)
+        ),
+    };
+    line.push_str(&format!(
+        "; {} request(s) of at most {} file(s)",
+        plan.batches, request.batch_files
+    ));
+    if !plan.built.skipped.is_empty() {
+        line.push_str(&format!("; {} path(s) left out", plan.built.skipped.len()));
+    }
+    line
 }
 
 /// A host string as it is shown: untrusted text, on one line (a line break in a host identifier
@@ -59,7 +149,7 @@ fn list(items: &[String]) -> String {
     }
 }
 
-fn human(status: &Status) -> String {
+fn human(status: &Status, evaluate: &str) -> String {
     let mut out = String::new();
     let host = &status.host;
     let state = if status.is_degraded() {
@@ -127,6 +217,7 @@ fn human(status: &Status) -> String {
         );
     }
     let _ = writeln!(out, "receipt    {}", clean(&status.receipt.receipt_id));
+    let _ = writeln!(out, "evaluate   {evaluate}");
     let _ = writeln!(
         out,
         "note       asp-bridge relays the host's answers; it never decides and never gates"
@@ -150,7 +241,7 @@ mod tests {
 
     #[test]
     fn a_ready_host_reads_plainly() {
-        let text = human(&status("outer/status.response.json"));
+        let text = human(&status("outer/status.response.json"), "0 file(s)");
         assert!(
             text.starts_with(
                 "host       @the-open-engine/asp 0.1.0-alpha.0 [asp-outer/1.0]: ready\n"
@@ -173,7 +264,7 @@ mod tests {
             detail: "exit 9\u{1b}[2J".into(),
             ..Default::default()
         });
-        let text = human(&s);
+        let text = human(&s, "0 file(s)");
         assert!(text.contains(": degraded (host state: degraded)"), "{text}");
         assert!(
             text.contains("degraded   lattice: crashed (exit 9[2J)"),
@@ -187,7 +278,7 @@ mod tests {
         s.host.name = "evil\ncall site  gate: available; requires nobody\r".into();
         s.servers[0].id = "x\ncoverage   complete\u{2028}".into();
         s.receipt.receipt_id = "r\n\u{1b}[1Aasp-bridge: ok".into();
-        let text = human(&s);
+        let text = human(&s, "0 file(s)");
         for line in text.lines() {
             let label = &line[..11];
             assert!(
@@ -199,6 +290,7 @@ mod tests {
                     "coverage   ",
                     "degraded   ",
                     "receipt    ",
+                    "evaluate   ",
                     "note       "
                 ]
                 .contains(&label),

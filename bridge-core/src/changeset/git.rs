@@ -135,6 +135,14 @@ impl Git<'_> {
         parse_diff_index(&self.run(&args).await?)
     }
 
+    /// Every path of the index under `pathspecs` (repository-relative), with its mode; a path in
+    /// conflict is listed once.
+    pub(crate) async fn ls_files(&self, pathspecs: &[&str]) -> Result<Vec<(Vec<u8>, u32)>> {
+        let mut args = vec!["ls-files", "-z", "--stage", "--full-name", "--"];
+        args.extend_from_slice(pathspecs);
+        parse_ls_files(&self.run(&args).await?)
+    }
+
     /// `rev`'s object id peeled to `kind` (`commit`, `tree`), if it names one.
     pub(crate) async fn peel(&self, rev: &str, kind: &str) -> Result<Option<String>> {
         let spec = format!("{rev}^{{{kind}}}");
@@ -371,6 +379,28 @@ pub(crate) fn parse_diff_index(out: &[u8]) -> Result<Vec<Tracked>> {
     Ok(changes)
 }
 
+/// Parses `git ls-files -z --stage`: `mode oid stage\tpath`.
+pub(crate) fn parse_ls_files(out: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
+    let mut files: Vec<(Vec<u8>, u32)> = Vec::new();
+    for record in out.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let tab = record
+            .iter()
+            .position(|&b| b == b'\t')
+            .ok_or_else(|| malformed(&String::from_utf8_lossy(record)))?;
+        let head = String::from_utf8_lossy(&record[..tab]);
+        let Some(mode_field) = head.split(' ').next() else {
+            return Err(malformed(&head));
+        };
+        let path = record[tab + 1..].to_vec();
+        // The stages of a conflicted path come one after the other.
+        if files.last().is_some_and(|(last, _)| *last == path) {
+            continue;
+        }
+        files.push((path, mode(mode_field)?));
+    }
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,6 +453,24 @@ mod tests {
             status.untracked,
             [b"new file".to_vec(), b"nested/".to_vec()]
         );
+    }
+
+    #[test]
+    fn ls_files_lists_each_path_once_with_its_mode() {
+        let oid = "1111111111111111111111111111111111111111";
+        let out = format!(
+            "100644 {oid} 0\ta b.txt\0160000 {oid} 0\tsub\0\
+             100644 {oid} 1\tboth\0100644 {oid} 2\tboth\0100644 {oid} 3\tboth\0"
+        );
+        assert_eq!(
+            parse_ls_files(out.as_bytes()).unwrap(),
+            [
+                (b"a b.txt".to_vec(), 0o100644),
+                (b"sub".to_vec(), GITLINK),
+                (b"both".to_vec(), 0o100644)
+            ]
+        );
+        assert!(parse_ls_files(b"100644 no tab\0").is_err());
     }
 
     #[test]

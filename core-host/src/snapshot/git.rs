@@ -54,6 +54,15 @@ pub(crate) fn head_tree(repo: &Path) -> Result<String> {
     }
 }
 
+/// `oid` peeled to `kind` (`tree`, `commit`), if the repository has such an object. `oid` must be
+/// hexadecimal (checked by the caller), so git cannot read it as an option.
+pub(crate) fn peel(repo: &Path, oid: &str, kind: &str) -> Option<String> {
+    let spec = format!("{oid}^{{{kind}}}");
+    let out = run(repo, &["rev-parse", "--verify", "--quiet", &spec]).ok()?;
+    let found = String::from_utf8_lossy(&out).trim().to_owned();
+    (!found.is_empty()).then_some(found)
+}
+
 /// Every blob entry of `tree` under the workspace (relative to it), submodules left out.
 pub(crate) fn list_tree(repo: &Path, tree: &str) -> Result<Vec<TreeEntry>> {
     let out = run(repo, &["ls-tree", "-r", "-z", tree])?;

@@ -120,3 +120,60 @@ fn the_baseline_tree_lists_files_with_their_asp_blob_ids() {
     assert_eq!(blob_id, id(b"old\n"));
     assert_eq!(ws.oid_of(&blob_id).as_deref(), Some(tree[0].oid.as_str()));
 }
+
+fn rev_parse(repo: &Path, rev: &str) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["rev-parse", rev])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn a_changeset_may_name_any_tree_or_commit_of_the_repository_verified() {
+    let dir = repo();
+    let first_commit = rev_parse(dir.path(), "HEAD");
+    let first_tree = rev_parse(dir.path(), "HEAD^{tree}");
+    std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
+    git(dir.path(), &["commit", "-q", "-am", "two"]);
+    let ws = Workspace::open(dir.path()).unwrap();
+    let own = ws.baseline();
+    assert_eq!(
+        ws.named_baseline(&own, &own.value).unwrap(),
+        own,
+        "its own baseline"
+    );
+    for named in [
+        json!({"rev": format!("git:tree:{first_tree}")}),
+        json!({"rev": format!("git:commit:{first_commit}"), "stampedAt": "2026-01-01T00:00:00Z"}),
+        json!({"rev": format!("git:tree:{}", git::EMPTY_TREE)}),
+    ] {
+        let found = ws.named_baseline(&own, &named).unwrap();
+        assert_eq!(found.value, named, "echoed as the changeset named it");
+        let want = if named["rev"].as_str().unwrap().ends_with(git::EMPTY_TREE) {
+            git::EMPTY_TREE.to_owned()
+        } else {
+            first_tree.clone()
+        };
+        assert_eq!(found.tree, want);
+    }
+    let blob = rev_parse(dir.path(), "HEAD:a.txt");
+    for rev in [
+        format!("git:tree:{first_commit}"),
+        format!("git:commit:{first_tree}"),
+        format!("git:tree:{blob}"),
+        format!("git:tree:{}", "1".repeat(40)),
+        format!("git:tree:{}", &first_tree[..12]),
+        "git:tree:--output=x".to_owned(),
+        format!("git:tree:{}", first_tree.to_uppercase()),
+        "HEAD~1".to_owned(),
+    ] {
+        let refused = ws.named_baseline(&own, &json!({ "rev": rev })).unwrap_err();
+        assert!(
+            refused.contains("the host's baseline is") && refused.contains(own.rev()),
+            "{rev}: {refused}"
+        );
+    }
+}
