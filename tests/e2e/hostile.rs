@@ -128,6 +128,7 @@ fn line_breaks_in_host_identifiers_do_not_forge_lines_of_status() {
         "coverage ",
         "degraded ",
         "receipt ",
+        "evaluate ",
         "note ",
     ];
     for line in run.stdout.lines() {
