@@ -174,7 +174,9 @@ impl Workspace {
             (Some(oid), _) => ("tree", oid),
             (_, Some(oid)) => ("commit", oid),
             _ => {
-                return refuse("which names no git tree or commit (git:tree:<id>, git:commit:<id>)");
+                return refuse(
+                    "which names no git tree or commit (git:tree:<id>, git:commit:<id>)",
+                );
             }
         };
         let full = matches!(oid.len(), 40 | 64)
