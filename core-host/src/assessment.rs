@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::json;
 use crate::schema::{self, Shape};
 
 /// Fields only a host may write; a provider answer carrying one anywhere is malformed.
@@ -78,13 +79,7 @@ pub(crate) fn accept(answer: &Value, expected: &Expected<'_>) -> Result<Accepted
             "its validAsOf.changesetDigest is not the digest of the changeset the host sent",
         ));
     }
-    let reported: BTreeSet<String> = valid["blobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
+    let reported: BTreeSet<String> = json::strings(&valid["blobs"]);
     if &reported != expected.blobs_read {
         return Err(stale(&format!(
             "its validAsOf.blobs ({} blobs) are not the {} blobs it read from the host",

@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::glob::GlobSet;
+use crate::json;
 use crate::schema::{self, Shape};
 use crate::snapshot::{Baseline, ScopedBlob, Workspace};
 
@@ -200,13 +201,7 @@ async fn read_blob(
     const METHOD: &str = "workspace/readBlob";
     schema::check(Shape::ReadBlobParams, &params)
         .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
-    let ids: Vec<String> = params["blobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
+    let ids: Vec<String> = json::strings(&params["blobs"]);
     let grant = scope.grant();
     let Some((blobs, baseline)) =
         scope.with_current(|c| c.map(|c| (c.blobs.clone(), c.baseline.clone())))
@@ -320,8 +315,8 @@ async fn list_tree(
             true,
         ));
     }
-    let globs = GlobSet::new(&strings(&params["globs"]));
-    let paths = strings(&params["paths"]);
+    let globs = GlobSet::new(&json::strings::<Vec<_>>(&params["globs"]));
+    let paths: Vec<String> = json::strings(&params["paths"]);
     let filter_globs = params["globs"].as_array().is_some_and(|g| !g.is_empty());
     let grant = scope.grant();
     let ws = workspace.clone();
@@ -359,16 +354,6 @@ async fn list_tree(
     })
     .await
     .map_err(|e| internal(&e.to_string()))?
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
 }
 
 /// Standard base64 with padding.

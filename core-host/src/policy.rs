@@ -197,22 +197,12 @@ fn undefined_requirement(document: &Value) -> Option<String> {
     None
 }
 
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
-}
-
 fn requirement(def: &Value, required: bool) -> Requirement {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     Requirement {
         id: text(&def["id"]),
-        capabilities: strings(&def["capabilities"]),
-        assurance: strings(&def["assurance"]),
+        capabilities: json::strings(&def["capabilities"]),
+        assurance: json::strings(&def["assurance"]),
         pinned: def["authority"]["providers"]
             .as_array()
             .into_iter()
