@@ -15,14 +15,7 @@ use adapter::fake_host::{FakeHost, Script};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
 use test_support::git::Repo;
-
-const TOOLS: [&str; 5] = [
-    "asp_authority_status",
-    "asp_capabilities",
-    "asp_diagnostics",
-    "asp_inspect",
-    "asp_status",
-];
+use test_support::mcp::TOOLS;
 
 /// A git repository with one commit and one modified file (`src/api.ts`).
 fn workspace() -> Repo {

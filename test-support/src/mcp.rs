@@ -10,6 +10,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The tools `asp-bridge mcp` lists, in the order it lists them.
+pub const TOOLS: [&str; 5] = [
+    "asp_authority_status",
+    "asp_capabilities",
+    "asp_diagnostics",
+    "asp_inspect",
+    "asp_status",
+];
 /// The stateful era: `initialize`, then `notifications/initialized`.
 pub const LEGACY: &str = "2025-11-25";
 /// The stateless era: `server/discover`, and the protocol version in every request's `_meta`.

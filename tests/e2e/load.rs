@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use test_support::lsp::{frame, frames};
+use test_support::mcp::TOOLS;
 use test_support::ndjson::json_lines;
 use test_support::process::wait_exit;
 
@@ -30,13 +31,6 @@ const LIMIT: Duration = Duration::from_secs(120);
 const RSS_BOUND_KIB: u64 = 512 * 1024;
 
 const MCP_CALLS: i64 = 1_000;
-const MCP_TOOLS: [&str; 5] = [
-    "asp_status",
-    "asp_capabilities",
-    "asp_authority_status",
-    "asp_inspect",
-    "asp_diagnostics",
-];
 
 const LSP_CHANGES: i32 = 10_000;
 
@@ -80,7 +74,7 @@ fn mcp_workspace() -> Scratch {
 }
 
 fn tool_call(id: i64) -> Value {
-    let tool = MCP_TOOLS[id as usize % MCP_TOOLS.len()];
+    let tool = TOOLS[id as usize % TOOLS.len()];
     let arguments = match tool {
         "asp_inspect" => json!({"request": {"kind": "fixture/graph"}}),
         _ => json!({}),

@@ -8,19 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use test_support::external_tool;
-use test_support::mcp::{LEGACY, MODERN, McpClient, python_client_script};
+use test_support::mcp::{LEGACY, MODERN, McpClient, TOOLS, python_client_script};
 
 use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin, host_command};
 
 mod hostile;
-
-const TOOLS: [&str; 5] = [
-    "asp_authority_status",
-    "asp_capabilities",
-    "asp_diagnostics",
-    "asp_inspect",
-    "asp_status",
-];
 
 /// A git repository with one commit and one changed file (`README.txt`); what the tests themselves
 /// write there (the host's record, markers) is ignored by git.
