@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
+use crate::support::{Run, Scratch, bridge_bin, multitool_validate, run_bridge_with};
 use test_support::lsp::{frame, frames};
 use test_support::mcp::{LEGACY, McpClient};
 
@@ -108,20 +108,8 @@ pub(crate) fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
 
 fn multitool_errors(log: &Path, scratch: &Path) -> Option<Vec<String>> {
     let multitool = std::env::var_os("ASP_BRIDGE_SARIF_MULTITOOL")?;
-    let report = scratch.join("multitool.sarif");
-    let output = Command::new(multitool)
-        .arg("validate")
-        .arg(log)
-        .args(["--rule-kind", "Sarif;Gh", "--level", "Error;Warning;Note"])
-        .arg("--output")
-        .arg(&report)
-        .args(["--log", "ForceOverwrite"])
-        .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
-        .output()
-        .expect("run the SARIF Multitool");
-    let console = String::from_utf8_lossy(&output.stdout);
+    let (console, report) = multitool_validate(multitool, &[log], &scratch.join("multitool.sarif"));
     assert!(console.contains("1 files scanned"), "{console}");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
     Some(
         report["runs"][0]["results"]
             .as_array()

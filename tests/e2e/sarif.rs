@@ -4,14 +4,15 @@
 //! it), and every failure as one classed stderr line with its exit code, never a findings-based one.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use test_support::external_tool;
 
-use crate::support::{Run, Scratch, assert_failed, blob_id, fixtures, host_command, run_bridge};
+use crate::support::{
+    Run, Scratch, assert_failed, blob_id, fixtures, host_command, multitool_validate, run_bridge,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -396,24 +397,14 @@ fn microsofts_sarif_multitool_finds_no_error_in_any_exported_log() {
         "runs":[{"tool":{"driver":{"name":"control"}},"results":[{"message":{}}]}]}"#;
     std::fs::write(control.join("bad.sarif"), bad).unwrap();
 
+    let all = logs.join("*.sarif");
+    let bad = control.join("bad.sarif");
     let report = scratch.path().join("multitool.sarif");
-    let output = Command::new(&multitool)
-        .arg("validate")
-        .arg(logs.join("*.sarif"))
-        .arg(control.join("bad.sarif"))
-        .args(["--rule-kind", "Sarif;Gh", "--level", "Error;Warning;Note"])
-        .arg("--output")
-        .arg(&report)
-        .args(["--log", "ForceOverwrite"])
-        .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
-        .output()
-        .expect("run the SARIF Multitool");
-    let console = String::from_utf8_lossy(&output.stdout);
+    let (console, report) = multitool_validate(&multitool, &[&all, &bad], &report);
     assert!(
         console.contains(&format!("{} files scanned", fixture_decisions().len() + 2)),
         "every log was validated: {console}"
     );
-    let report = read_log(&report);
     let run_json = &report["runs"][0];
     assert_eq!(
         run_json["invocations"][0]["executionSuccessful"], true,

@@ -252,3 +252,27 @@ pub(crate) fn blob_id(bytes: &[u8]) -> String {
     let hex = String::from_utf8(out.stdout).unwrap();
     format!("blob:sha256:{}", hex.split_whitespace().next().unwrap())
 }
+
+/// Runs Microsoft's SARIF Multitool (`multitool`) as `validate --rule-kind "Sarif;Gh"` on `logs`
+/// (paths or globs), writing its own log to `report`; returns what it printed and that log.
+pub(crate) fn multitool_validate(
+    multitool: impl AsRef<OsStr>,
+    logs: &[&Path],
+    report: &Path,
+) -> (String, serde_json::Value) {
+    let output = Command::new(multitool)
+        .arg("validate")
+        .args(logs)
+        .args(["--rule-kind", "Sarif;Gh", "--level", "Error;Warning;Note"])
+        .arg("--output")
+        .arg(report)
+        .args(["--log", "ForceOverwrite"])
+        .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
+        .output()
+        .expect("run the SARIF Multitool");
+    let console = String::from_utf8_lossy(&output.stdout).into_owned();
+    let text = std::fs::read_to_string(report)
+        .unwrap_or_else(|e| panic!("the Multitool wrote no report ({e}): {console}"));
+    let log = serde_json::from_str(&text).expect("the Multitool's report is JSON");
+    (console, log)
+}
