@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Baseline, Workspace, is_plain_relative};
+use super::{Baseline, Blob, Workspace, is_plain_relative};
 
 /// A blob a provider may read during one request, and the path it belongs to.
 #[derive(Clone, Debug)]
@@ -97,6 +97,17 @@ pub(crate) fn intake(
     Ok(out)
 }
 
+impl Intake {
+    /// Keeps `blob` as the content of `path`, in scope for the providers' reads.
+    fn keep(&mut self, path: &str, blob: Blob) {
+        let scoped = ScopedBlob {
+            path: path.to_owned(),
+            bytes: blob.bytes,
+        };
+        self.blobs.insert(blob.id, scoped);
+    }
+}
+
 fn check_before(
     workspace: &Workspace,
     index: &HashMap<&str, &super::TreeEntry>,
@@ -111,15 +122,7 @@ fn check_before(
         return;
     };
     match workspace.git_blob(&entry.oid) {
-        Ok(blob) if blob.id == claimed => {
-            out.blobs.insert(
-                blob.id,
-                ScopedBlob {
-                    path: path.to_owned(),
-                    bytes: blob.bytes,
-                },
-            );
-        }
+        Ok(blob) if blob.id == claimed => out.keep(path, blob),
         Ok(_) => out.stale.push(format!(
             "the before blob of {path} does not match the baseline"
         )),
@@ -131,15 +134,7 @@ fn check_before(
 
 fn check_after(workspace: &Workspace, path: &str, claimed: &str, out: &mut Intake) {
     match workspace.read_worktree(path) {
-        Ok(blob) if blob.id == claimed => {
-            out.blobs.insert(
-                blob.id,
-                ScopedBlob {
-                    path: path.to_owned(),
-                    bytes: blob.bytes,
-                },
-            );
-        }
+        Ok(blob) if blob.id == claimed => out.keep(path, blob),
         Ok(_) => out.stale.push(format!(
             "the after blob of {path} does not match the working tree"
         )),
