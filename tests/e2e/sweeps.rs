@@ -4,16 +4,18 @@
 //! problem in the tree, the same in one request or in batches (with a progress line per batch);
 //! plain `sarif` on the clean tree reports none and says why on stderr; `status --base` and
 //! `--all-files` say what would be evaluated; a bad `--base` is an `input` error; a host that
-//! refuses the baseline is an error naming the option and the host's own baseline.
+//! refuses the baseline is an error naming the option and the host's own baseline; an agent gets
+//! the same with `asp_diagnostics`'s `base`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use test_support::mcp::{LEGACY, McpClient};
 
 use crate::embedded::{clean_env, results};
-use crate::support::{Run, Scratch, assert_failed, host_command, run_bridge_with};
+use crate::support::{Run, Scratch, assert_failed, bridge_bin, host_command, run_bridge_with};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -309,5 +311,53 @@ fn a_host_that_refuses_the_baseline_is_an_error_naming_the_option_and_its_baseli
     assert!(line.contains("--base main"), "{line}");
     assert!(line.contains("the host's own baseline is"), "{line}");
     assert!(log.is_null());
+    sweep.scratch.assert_no_orphans();
+}
+
+#[test]
+fn an_agent_asks_for_the_changes_of_a_branch_with_base() {
+    let sweep = Sweep::new();
+    let mut command = std::process::Command::new(bridge_bin());
+    command
+        .args(["mcp", "--repo"])
+        .arg(&sweep.repo)
+        .current_dir(&sweep.repo);
+    clean_env(&mut command, &sweep.home);
+    let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
+
+    let plain = client.call("asp_diagnostics", json!({}));
+    assert_ne!(plain["isError"], true, "{plain:#}");
+    assert_eq!(plain["structuredContent"]["changedFiles"], 0, "{plain:#}");
+
+    let branch = client.call("asp_diagnostics", json!({"base": "main"}));
+    assert_ne!(branch["isError"], true, "{branch:#}");
+    let content = &branch["structuredContent"];
+    assert_eq!(content["changedFiles"], 2, "{content:#}");
+    assert_eq!(content["base"]["rev"], "main");
+    let codes: BTreeSet<&str> = content["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        BTreeSet::from(["hygiene/merge-conflict", "hygiene/private-key"])
+    );
+
+    for (base, cause) in [
+        ("--output=/tmp/stolen", "like an option"),
+        ("no-such-branch", "names no commit"),
+    ] {
+        let refused = client.call("asp_diagnostics", json!({ "base": base }));
+        assert_eq!(refused["isError"], true, "{refused:#}");
+        let body = &refused["structuredContent"];
+        assert_eq!(body["failClass"], "input", "{body:#}");
+        let said = body["cause"].as_str().unwrap();
+        assert!(said.starts_with("base: ") && said.contains(cause), "{said}");
+    }
+    let (code, _) = client.close();
+    assert_eq!(code, Some(0));
     sweep.scratch.assert_no_orphans();
 }

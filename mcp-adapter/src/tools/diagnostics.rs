@@ -1,5 +1,7 @@
 //! `asp_diagnostics`: `host/evaluateChangeset` at the interactive call site on the working-tree
-//! changes (or on the given repo-relative paths). The host's decision, findings, coverage, assurance,
+//! changes (or on the given repo-relative paths; with `base`, on the changes since the merge base
+//! of that revision and HEAD, the branch's commits included: the revision is checked before git
+//! sees it and must name a commit). The host's decision, findings, coverage, assurance,
 //! authority evidence and receipt are shown as data, labelled advisory. Findings are paginated: a
 //! page holds at most `limit` findings and fits the output budget, and `nextCursor` continues the
 //! same answer (the last few answers are kept in memory, so pages never mix two evaluations). The
@@ -10,9 +12,10 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use bridge_core::changeset::check_rev;
 use bridge_core::model;
 use bridge_core::proto::{self, AdvisoryCallSite, Comparison, DecisionKind, Severity};
-use bridge_core::worktree::{Evaluate, Scope};
+use bridge_core::worktree::{Base, Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
@@ -49,8 +52,14 @@ pub(crate) struct Args {
     #[serde(default)]
     #[schemars(with = "ComparisonArg")]
     pub(crate) comparison: Option<ComparisonArg>,
-    /// `nextCursor` of an earlier result: continues that answer (`paths` and `comparison` are then
-    /// ignored).
+    /// A branch, tag or commit (e.g. `main`, `origin/main`): evaluate the changes since its merge
+    /// base with HEAD, the branch's commits included, instead of the working tree against the
+    /// host's baseline. Must name a commit; it is never read as an option.
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 256))]
+    pub(crate) base: Option<String>,
+    /// `nextCursor` of an earlier result: continues that answer (`paths`, `comparison` and `base`
+    /// are then ignored).
     #[serde(default)]
     #[schemars(with = "String", length(max = 64))]
     pub(crate) cursor: Option<String>,
@@ -85,6 +94,9 @@ pub(crate) struct Output {
     pub(crate) comparison: String,
     /// How many changed files were sent to the host.
     pub(crate) changed_files: usize,
+    /// With `base`: what it resolved to, the changes being those since `mergeBase`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) base: Option<BaseOut>,
     /// This page of findings.
     pub(crate) findings: Vec<Finding>,
     /// Findings in the whole answer (those dropped past the memory cap included).
@@ -110,6 +122,17 @@ pub(crate) struct Output {
     /// Bytes of JSON of `findings`, as kept.
     #[serde(skip)]
     kept_bytes: usize,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BaseOut {
+    /// The revision as given.
+    pub(crate) rev: String,
+    /// The commit it names.
+    pub(crate) commit: String,
+    /// The merge base of that commit and HEAD, whose tree the changes are compared with.
+    pub(crate) merge_base: String,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -199,7 +222,8 @@ impl AspTool for AspDiagnostics {
     const NAME: &'static str = "asp_diagnostics";
     const TITLE: &'static str = "ASP advisory diagnostics";
     const DESCRIPTION: &'static str = "Asks the ASP host to evaluate the working-tree changes (or \
-the given repo-relative paths) at the interactive call site (host/evaluateChangeset) and returns \
+the given repo-relative paths, or with base the changes of the branch since its merge base with that \
+revision) at the interactive call site (host/evaluateChangeset) and returns \
 its decision, findings, coverage and receipt. Advisory: not a pass/fail, and it satisfies no gate. \
 Findings are paginated: pass nextCursor as cursor for more.";
     type Args = Args;
@@ -230,26 +254,48 @@ Findings are paginated: pass nextCursor as cursor for more.";
             ComparisonArg::All => Comparison::All,
             ComparisonArg::Introduced => Comparison::Introduced,
         };
+        let base = match &args.base {
+            Some(rev) => {
+                check_rev(rev).map_err(|e| Error::Input(format!("base: {e}")))?;
+                Base::Rev(rev.clone())
+            }
+            None => Base::Baseline,
+        };
         let client = call.client().await?;
         let request = Evaluate {
             comparison,
             scope: paths.map_or(Scope::Changes, Scope::Paths),
+            base,
             ..Evaluate::at(AdvisoryCallSite::Interactive)
         };
         let evaluation = call
             .with_progress(None, |options| {
                 call.state.worktree.evaluate(&client, request, options)
             })
-            .await?;
+            .await
+            .map_err(|error| match (&args.base, error) {
+                // What the revision names (or the host's refusal of its baseline) is about `base`.
+                (Some(_), Error::Host(bridge_core::Error::Input(message))) => {
+                    Error::Input(format!("base: {message}"))
+                }
+                (_, error) => error,
+            })?;
         let root = Some(call.state.repo.as_path());
+        let base = evaluation.merge_base.as_ref().map(|found| BaseOut {
+            rev: text(&found.rev),
+            commit: id(&found.commit),
+            merge_base: id(&found.base),
+        });
         let answer = call.state.pages.keep(|key| {
-            answer(
+            let mut shown = answer(
                 &evaluation.decision,
                 comparison,
                 evaluation.changed_files,
                 key,
                 root,
-            )
+            );
+            shown.base = base;
+            shown
         });
         page(&answer, 0, limit)
     }
@@ -319,6 +365,7 @@ pub(crate) fn answer(
         }
         .to_owned(),
         changed_files,
+        base: None,
         total_findings: decision.findings.len(),
         dropped_findings,
         findings,
