@@ -17,6 +17,8 @@ use test_support::mcp::{LEGACY, McpClient};
 use crate::embedded::{clean_env, results};
 use crate::support::{Run, Scratch, assert_failed, bridge_bin, host_command, run_bridge_with};
 
+mod action;
+
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// Already in the base branch: a problem that a pull request did not introduce.

@@ -1,0 +1,328 @@
+//! The composite action at the repository root (`action.yml`): its shell steps run here as a runner
+//! would run them (`bash -eo pipefail`, inputs through `env`, `GITHUB_PATH` and `GITHUB_OUTPUT`
+//! files), against a local bare repository standing in for GitHub: a shallow checkout of the pull
+//! request's branch is deepened and evaluated against its base commit; a push is swept whole. Only
+//! `cargo` is a stand-in (it records its arguments and "installs" the binary under test).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Map, Value};
+
+use super::{Sweep, errors, set};
+use crate::embedded::clean_env;
+use crate::support::{Scratch, bridge_bin};
+
+/// `action.yml` as JSON: mappings, sequences and scalars (all strings).
+fn yaml(text: &str) -> Value {
+    use saphyr_parser::{Event, Parser};
+    let mut stack: Vec<(Value, Option<String>)> = Vec::new();
+    let mut root = Value::Null;
+    for event in Parser::new_from_str(text) {
+        let (event, _) = event.expect("action.yml is YAML");
+        let value = match event {
+            Event::MappingStart(..) => {
+                stack.push((Value::Object(Map::new()), None));
+                continue;
+            }
+            Event::SequenceStart(..) => {
+                stack.push((Value::Array(Vec::new()), None));
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => stack.pop().expect("an open node").0,
+            Event::Scalar(text, ..) => Value::String(text.into_owned()),
+            _ => continue,
+        };
+        match stack.last_mut() {
+            None => root = value,
+            Some((Value::Array(items), _)) => items.push(value),
+            Some((Value::Object(map), key)) => match key.take() {
+                Some(key) => {
+                    map.insert(key, value);
+                }
+                None => *key = Some(value.as_str().expect("a scalar key").to_owned()),
+            },
+            Some(_) => unreachable!("only mappings and sequences are pushed"),
+        }
+    }
+    root
+}
+
+fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The runner's side: its temporary directory, the files steps write to, a stand-in `cargo`.
+struct Runner {
+    dir: Scratch,
+}
+
+impl Runner {
+    fn new() -> Runner {
+        let dir = Scratch::new();
+        for sub in ["temp", "tools", "home"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let cargo = dir.path().join("tools/cargo");
+        std::fs::write(
+            &cargo,
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$CARGO_LOG\"\nroot=\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = --root ] && root=$2; shift; done\n\
+             mkdir -p \"$root/bin\" && cp \"$BRIDGE\" \"$root/bin/asp-bridge\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for file in ["path", "output", "cargo.log"] {
+            std::fs::write(dir.path().join(file), "").unwrap();
+        }
+        Runner { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).unwrap()
+    }
+
+    /// Runs one step's script in `cwd` with the step's `env` keys set from `inputs` (every key must
+    /// have a value: a script reading a variable its step does not define would fail on GitHub),
+    /// `PATH` and the action's directory as given.
+    fn step(
+        &self,
+        step: &Value,
+        cwd: &Path,
+        inputs: &[(&str, &str)],
+        path: &str,
+        action_path: &Path,
+    ) -> (i32, String) {
+        assert_eq!(step["shell"], "bash", "{step:#}");
+        let script = step["run"].as_str().expect("a run step");
+        assert!(
+            !script.contains("${{"),
+            "inputs reach the script through env, never pasted into it: {script}"
+        );
+        let keys: BTreeSet<&str> = step["env"]
+            .as_object()
+            .map(|env| env.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let given: BTreeSet<&str> = inputs.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, given, "the step's env");
+        let file = self.path("step.sh");
+        std::fs::write(&file, script).unwrap();
+        let mut command = Command::new("bash");
+        command
+            .args(["--noprofile", "--norc", "-eo", "pipefail"])
+            .arg(&file)
+            .current_dir(cwd);
+        clean_env(&mut command, &self.path("home"));
+        command
+            .env("PATH", path)
+            .env("RUNNER_TEMP", self.path("temp"))
+            .env("GITHUB_PATH", self.path("path"))
+            .env("GITHUB_OUTPUT", self.path("output"))
+            .env("GITHUB_ACTION_PATH", action_path)
+            .env("CARGO_LOG", self.path("cargo.log"))
+            .env("BRIDGE", bridge_bin());
+        for (key, value) in inputs {
+            command.env(key, value);
+        }
+        let output = command.output().expect("run bash");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code().unwrap_or(-1), said)
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads() {
+    let action = yaml(&std::fs::read_to_string(repository_root().join("action.yml")).unwrap());
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["Install asp-bridge", "Evaluate", "Upload to code scanning"]
+    );
+    let (install, sweep_step, upload) = (&steps[0], &steps[1], &steps[2]);
+    assert_eq!(upload["uses"], "github/codeql-action/upload-sarif@v3");
+    assert_eq!(
+        upload["with"]["sarif_file"],
+        "${{ steps.sweep.outputs.sarif }}"
+    );
+    assert_eq!(sweep_step["id"], "sweep");
+    assert_eq!(
+        action["inputs"]["base"]["default"],
+        "${{ github.event.pull_request.base.sha }}"
+    );
+
+    // GitHub: a remote whose `main` is the base and whose `topic` is the pull request's branch.
+    let sweep = Sweep::new();
+    let base = git(&sweep.repo, &["rev-parse", "main"]);
+    let remote = sweep.outside.path().join("remote.git");
+    git(
+        sweep.outside.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            sweep.repo.to_str().unwrap(),
+            "remote.git",
+        ],
+    );
+    let runner = Runner::new();
+    let system = format!("{}:/usr/bin:/bin", runner.path("tools").display());
+
+    // Install: from the action's own checkout, else from `source`, never from an option.
+    let action_path = repository_root();
+    let (code, said) = runner.step(
+        install,
+        &action_path,
+        &[("SWEEP_SOURCE", "")],
+        &system,
+        &action_path,
+    );
+    assert_eq!(code, 0, "{said}");
+    let root = runner.path("temp").join("asp-bridge");
+    assert_eq!(
+        runner.read("cargo.log"),
+        format!(
+            "install --locked --quiet --root {} --path {}/asp-bridge\n",
+            root.display(),
+            repository_root().display()
+        )
+    );
+    assert_eq!(runner.read("path"), format!("{}/bin\n", root.display()));
+    let copied = runner.path("copied");
+    std::fs::create_dir_all(&copied).unwrap();
+    let (code, said) = runner.step(
+        install,
+        &copied,
+        &[("SWEEP_SOURCE", "https://example.invalid/asp-bridge.git")],
+        &system,
+        &copied,
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        runner
+            .read("cargo.log")
+            .ends_with("--git https://example.invalid/asp-bridge.git asp-bridge\n"),
+        "{}",
+        runner.read("cargo.log")
+    );
+    for source in ["", "--config=evil"] {
+        let (code, said) = runner.step(
+            install,
+            &copied,
+            &[("SWEEP_SOURCE", source)],
+            &system,
+            &copied,
+        );
+        assert_eq!(code, 1, "{said}");
+        assert!(said.contains("::error::"), "{said}");
+    }
+
+    // The pull request: actions/checkout's default shallow clone of the branch.
+    let workspace = sweep.outside.path().join("workspace");
+    git(
+        sweep.outside.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--branch",
+            "topic",
+            &format!("file://{}", remote.display()),
+            workspace.to_str().unwrap(),
+        ],
+    );
+    let installed = format!("{}/bin:/usr/bin:/bin", root.display());
+    let sarif = runner.path("temp").join("asp-bridge.sarif");
+    let (repo, log_path) = (workspace.to_str().unwrap(), sarif.to_str().unwrap());
+    let inputs = |base| {
+        [
+            ("SWEEP_BASE", base),
+            ("SWEEP_ALL_FILES", "false"),
+            ("SWEEP_COMPARISON", "all"),
+            ("SWEEP_REPO", repo),
+            ("SWEEP_SARIF", log_path),
+        ]
+    };
+    let (code, said) = runner.step(
+        sweep_step,
+        &workspace,
+        &inputs(&base),
+        &installed,
+        &action_path,
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("asp-bridge: sarif: wrote"), "{said}");
+    assert_eq!(
+        git(&workspace, &["rev-parse", "--is-shallow-repository"]),
+        "false",
+        "deepened to reach the merge base"
+    );
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(
+        errors(&log),
+        set(&[
+            ("hygiene/merge-conflict", "src/main.rs", 2),
+            ("hygiene/private-key", "deploy/id_rsa", 1),
+        ])
+    );
+    assert_eq!(
+        runner.read("output"),
+        format!("sarif={}\n", sarif.display())
+    );
+
+    // A push to the default branch: no base, every tracked file.
+    std::fs::remove_file(&sarif).unwrap();
+    let (code, said) = runner.step(
+        sweep_step,
+        &workspace,
+        &inputs(""),
+        &installed,
+        &action_path,
+    );
+    assert_eq!(code, 0, "{said}");
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert!(
+        errors(&log).contains(&("hygiene/merge-conflict".into(), "old.txt".into(), 2)),
+        "{log:#}"
+    );
+
+    // A base that is an option never reaches git.
+    let pwned = runner.path("pwned");
+    let evil = format!("--upload-pack=touch {}", pwned.display());
+    let (code, said) = runner.step(
+        sweep_step,
+        &workspace,
+        &inputs(&evil),
+        &installed,
+        &action_path,
+    );
+    assert_eq!(code, 1, "{said}");
+    assert!(!pwned.exists());
+    sweep.scratch.assert_no_orphans();
+}
