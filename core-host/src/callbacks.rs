@@ -6,6 +6,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::peer::{BoxFuture, Handler, IncomingRequest, error_object, method_not_found};
@@ -269,7 +271,7 @@ async fn read_blob(
             };
             let (encoding, text) = match std::str::from_utf8(&bytes) {
                 Ok(text) => ("utf-8", text.to_owned()),
-                Err(_) => ("base64", base64(&bytes)),
+                Err(_) => ("base64", STANDARD.encode(bytes.as_slice())),
             };
             total += text.len();
             if total > MAX_READ_BYTES {
@@ -354,41 +356,4 @@ async fn list_tree(
     })
     .await
     .map_err(|e| internal(&e.to_string()))?
-}
-
-/// Standard base64 with padding.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_the_rfc_vectors() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
-    }
 }

@@ -1,5 +1,8 @@
 //! Digests and blob encodings: canonical JSON (sorted keys, compact), sha256 ids, base64.
 
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
@@ -55,35 +58,12 @@ pub(crate) fn blob_matches(id: &str, bytes: &[u8]) -> bool {
 
 /// Decodes standard base64 (padding optional, ASCII whitespace ignored).
 pub(crate) fn base64(text: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
     let digits: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    let digits = digits
-        .strip_suffix(b"==")
-        .or_else(|| digits.strip_suffix(b"="))
-        .unwrap_or(&digits);
-    if digits.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(digits.len() / 4 * 3 + 2);
-    for chunk in digits.chunks(4) {
-        let mut acc = 0u32;
-        for &c in chunk {
-            acc = (acc << 6) | value(c)?;
-        }
-        acc <<= 6 * (4 - chunk.len() as u32);
-        let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
+    LENIENT.decode(digits).ok()
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -41,7 +43,7 @@ impl Workspace for Memory {
                 self.blobs.get(id).map(|bytes| BlobData {
                     id: id.clone(),
                     encoding: "base64".into(),
-                    bytes: encode(bytes),
+                    bytes: STANDARD.encode(bytes),
                 })
             })
             .collect();
@@ -62,23 +64,6 @@ impl Workspace for Memory {
         let tree = self.tree.clone();
         async move { Ok((tree, false)) }
     }
-}
-
-fn encode(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n =
-            chunk.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn provenance() -> Provenance {
