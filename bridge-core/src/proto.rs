@@ -508,6 +508,19 @@ pub struct Location {
     pub range: Option<Range>,
 }
 
+impl Location {
+    /// Whether it names the workspace as a whole rather than a file ([`is_workspace_path`]).
+    pub fn is_workspace(&self) -> bool {
+        is_workspace_path(&self.path)
+    }
+}
+
+/// Whether a location's `path` names the workspace as a whole rather than a file: absent, `""` or
+/// `.` (a project-level finding, such as a provider's configuration error).
+pub fn is_workspace_path(path: &str) -> bool {
+    matches!(path, "" | "." | "./")
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct CodeDescription {
     #[serde(default)]
@@ -615,6 +628,26 @@ mod tests {
         let c: CapabilityCoverage =
             serde_json::from_str(r#"{"judge":{"available":true}}"#).unwrap();
         assert!(c.check.unwrap().available);
+    }
+
+    #[test]
+    fn a_location_without_a_file_names_the_workspace() {
+        for text in [
+            r#"{}"#,
+            r#"{"path":""}"#,
+            r#"{"path":"."}"#,
+            r#"{"path":"./"}"#,
+        ] {
+            let location: Location = serde_json::from_str(text).unwrap();
+            assert!(location.is_workspace(), "{text}");
+        }
+        for path in ["/", "src/a.ts", "./a", ".."] {
+            let location = Location {
+                path: path.into(),
+                range: None,
+            };
+            assert!(!location.is_workspace(), "{path}");
+        }
     }
 
     #[test]

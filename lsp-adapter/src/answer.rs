@@ -41,7 +41,7 @@ impl Checked {
         let before = decision.findings.len();
         decision
             .findings
-            .retain(|f| same_path(&f.diagnostic.location.path, path));
+            .retain(|f| shown_in(&f.diagnostic.location.path, path));
         let elsewhere = before - decision.findings.len();
         Checked {
             decision,
@@ -58,6 +58,13 @@ impl Checked {
         }
         decision.is(DecisionKind::Indeterminate) || !decision.not_run().is_empty()
     }
+}
+
+/// Whether a finding the host located at `path` is shown in the document at `document`: the
+/// document's own findings, and those on the workspace as a whole (a project-level finding names
+/// no file, so every document shows it at its top).
+pub(crate) fn shown_in(path: &str, document: &str) -> bool {
+    same_path(path, document) || bridge_core::proto::is_workspace_path(path)
 }
 
 /// Whether the host's `path` names the document at `document` (repo-relative, `/`-separated).
@@ -119,7 +126,7 @@ impl Answer {
         for range in &self.findings {
             let text = &self.text.get()[range.clone()];
             let probe: Probe<'_> = serde_json::from_str(text).map_err(malformed)?;
-            if same_path(&probe.diagnostic.location.path, path) {
+            if shown_in(&probe.diagnostic.location.path, path) {
                 decision
                     .findings
                     .push(serde_json::from_str::<Finding>(text).map_err(malformed)?);

@@ -49,7 +49,7 @@ pub(crate) fn findings(decision: &Decision, render: Render<'_>) -> Vec<Diagnosti
     decision
         .findings
         .iter()
-        .filter(|f| answer::same_path(&f.diagnostic.location.path, render.path))
+        .filter(|f| answer::shown_in(&f.diagnostic.location.path, render.path))
         .map(|f| finding(f, decision, render))
         .collect()
 }
@@ -63,7 +63,8 @@ pub(crate) fn severity(severity: &Open<Severity>) -> DiagnosticSeverity {
 }
 
 fn range(finding: &Finding, render: Render<'_>) -> Range {
-    let Some(range) = &finding.diagnostic.location.range else {
+    let location = &finding.diagnostic.location;
+    let Some(range) = location.range.as_ref().filter(|_| !location.is_workspace()) else {
         return Range::default();
     };
     let at = |p: &bridge_core::proto::Position| {
@@ -89,6 +90,10 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
     let mut message = untrusted(&d.message, MESSAGE_MAX).into_owned();
     if message.trim().is_empty() {
         message = format!("{} finding", id(&d.code));
+    }
+    let workspace = d.location.is_workspace();
+    if workspace {
+        message.insert_str(0, "Project-level (no file): ");
     }
     if let Some(next) = &next_step {
         message.push_str("\nNext step: ");
@@ -130,6 +135,9 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
                 "requirement": id(&authority.authority.requirement),
             }),
         );
+    }
+    if workspace {
+        data.insert("projectLevel".into(), Value::Bool(true));
     }
     data.insert("receiptId".into(), json!(id(&decision.receipt.receipt_id)));
     data.insert("decision".into(), json!(id(decision.decision.as_str())));
@@ -364,6 +372,35 @@ mod tests {
             incomplete_notice(&checked(&decision)).is_none(),
             "coverage is whole"
         );
+    }
+
+    #[test]
+    fn a_project_level_finding_is_shown_at_the_top_of_every_document() {
+        let mut decision = fixture("outer/evaluate.deny.gating.json");
+        let mut project = decision.findings[0].clone();
+        project.diagnostic.location.path = String::new();
+        decision.findings = vec![project];
+        let text = Text::new("let a = 1;\n".to_owned());
+        for path in ["src/api.ts", "src/other.ts"] {
+            let shown = findings(
+                &decision,
+                Render {
+                    path,
+                    ..render(&text, Encoding::Utf16)
+                },
+            );
+            assert_eq!(shown.len(), 1, "{path}");
+            assert_eq!(shown[0].range, Range::default());
+            assert_eq!(shown[0].severity, Some(DiagnosticSeverity::ERROR));
+            assert!(
+                shown[0].message.starts_with("Project-level (no file): "),
+                "{}",
+                shown[0].message
+            );
+            assert_eq!(shown[0].data.as_ref().unwrap()["projectLevel"], true);
+            let checked = Checked::new(decision.clone(), path);
+            assert_eq!((checked.decision.findings.len(), checked.elsewhere), (1, 0));
+        }
     }
 
     #[test]

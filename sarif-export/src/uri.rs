@@ -50,6 +50,16 @@ pub(crate) fn artifact(path: &str, repo: Option<&Path>) -> Option<Artifact> {
     Some(relative(path))
 }
 
+/// The workspace root itself, for a finding that names no file: `.` relative to `%SRCROOT%`
+/// (GitHub code scanning refuses results without a location).
+pub(crate) fn workspace() -> Artifact {
+    Artifact {
+        uri: ".".to_owned(),
+        relative: true,
+        path: None,
+    }
+}
+
 fn relative(path: &str) -> Artifact {
     Artifact {
         uri: encode_path(path),

@@ -157,13 +157,17 @@ pub(crate) struct Finding {
     /// The provider's message (untrusted text).
     pub(crate) message: String,
     /// Repo-relative path; absent when the host gave a path outside the workspace (see
-    /// `outsideWorkspace`).
+    /// `outsideWorkspace`) or none (see `projectLevel`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) path: Option<String>,
     /// Why the host's path for this finding is not shown: it points outside the workspace (or is
     /// not a path inside it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) outside_workspace: Option<String>,
+    /// `true` when the finding is about the workspace as a whole and names no file (e.g. a
+    /// project configuration error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) project_level: Option<bool>,
     /// 0-based lines and UTF-16 characters, when the provider gave a range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) range: Option<RangeOut>,
@@ -392,7 +396,9 @@ pub(crate) fn answer(
 
 fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
     let d = &f.diagnostic;
+    let workspace = d.location.is_workspace();
     let (path, outside_workspace) = match host_path(root, &d.location.path) {
+        _ if workspace => (None, None),
         Ok(path) => (Some(text(&path)), None),
         Err(why) => (None, Some(why.to_owned())),
     };
@@ -403,16 +409,22 @@ fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
         message: text(&d.message),
         path,
         outside_workspace,
-        range: d.location.range.as_ref().map(|r| RangeOut {
-            start: PositionOut {
-                line: r.start.line,
-                char: r.start.char,
-            },
-            end: PositionOut {
-                line: r.end.line,
-                char: r.end.char,
-            },
-        }),
+        project_level: workspace.then_some(true),
+        range: d
+            .location
+            .range
+            .as_ref()
+            .filter(|_| !workspace)
+            .map(|r| RangeOut {
+                start: PositionOut {
+                    line: r.start.line,
+                    char: r.start.char,
+                },
+                end: PositionOut {
+                    line: r.end.line,
+                    char: r.end.char,
+                },
+            }),
         fingerprint: id(&d.fingerprint),
         introduced: d.introduced,
         disposition: f.disposition.as_ref().map(|d| id(d.as_str())),
@@ -682,6 +694,22 @@ mod tests {
         }
         assert_eq!(out.findings[3].path.as_deref(), Some("src/a.ts"));
         assert_eq!(out.findings[3].outside_workspace, None);
+    }
+
+    #[test]
+    fn a_finding_on_the_workspace_as_a_whole_is_listed_as_project_level() {
+        let mut d = decision(3);
+        for (f, path) in d.findings.iter_mut().zip(["", ".", "src/a.ts"]) {
+            f.diagnostic.location.path = path.to_owned();
+        }
+        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")));
+        assert_eq!(out.findings.len(), 3, "nothing is dropped");
+        for f in &out.findings[..2] {
+            assert_eq!((f.path.as_deref(), f.project_level), (None, Some(true)));
+            assert_eq!(f.outside_workspace, None);
+        }
+        assert_eq!(out.findings[2].path.as_deref(), Some("src/a.ts"));
+        assert_eq!(out.findings[2].project_level, None);
     }
 
     #[test]

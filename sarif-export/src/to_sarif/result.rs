@@ -1,6 +1,7 @@
 //! One finding as one SARIF result: rule, level, message with the next step, location, fingerprints,
 //! baseline state and the finding's own properties. A path outside the workspace is never a
-//! location: the result is kept without one and says why (`locationRefused`).
+//! location: the result is kept without one and says why (`locationRefused`). A finding that names
+//! no file (a project-level finding) is located on the workspace root (`.`), marked `projectLevel`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,11 +54,13 @@ pub(crate) fn result(
         None => (super::catalogue::rule_id(&d.code), None),
     };
     let refused = refused_path(finding, repo);
+    let workspace = d.location.is_workspace();
     let artifact = match bridge_core::confine::host_path(repo, &d.location.path) {
+        _ if workspace => Some(uri::workspace()),
         Ok(path) => uri::artifact(&path, repo),
         Err(_) => None,
     };
-    let region = d.location.range.as_ref().map(region);
+    let region = d.location.range.as_ref().filter(|_| !workspace).map(region);
     let mut fingerprints = BTreeMap::new();
     if !d.fingerprint.is_empty() {
         fingerprints.insert(ASP_FINGERPRINT.to_owned(), d.fingerprint.clone());
@@ -92,7 +95,12 @@ pub(crate) fn result(
         .opt_locations(location.map(|l| vec![l]))
         .opt_partial_fingerprints((!fingerprints.is_empty()).then_some(fingerprints))
         .opt_baseline_state((d.introduced == Some(true)).then(|| json!("new")))
-        .properties(properties(finding, catalogue.provider(finding), refused))
+        .properties(properties(
+            finding,
+            catalogue.provider(finding),
+            refused,
+            workspace,
+        ))
         .build()
 }
 
@@ -141,6 +149,7 @@ fn properties(
     finding: &Finding,
     provider: String,
     refused: Option<String>,
+    workspace: bool,
 ) -> serde_sarif::sarif::PropertyBag {
     let d = &finding.diagnostic;
     let text = |t: &Option<String>| {
@@ -178,6 +187,14 @@ fn properties(
         (
             "locationRefused",
             refused.map_or(Value::Null, Value::String),
+        ),
+        (
+            "projectLevel",
+            if workspace {
+                Value::Bool(true)
+            } else {
+                Value::Null
+            },
         ),
     ])
 }

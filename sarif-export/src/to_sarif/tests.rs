@@ -393,6 +393,27 @@ fn a_diagnostic_without_a_range_gets_a_file_level_location() {
 }
 
 #[test]
+fn a_finding_that_names_no_file_is_located_on_the_workspace_root() {
+    let mut findings = Vec::new();
+    for location in [json!({}), json!({"path": ""}), json!({"path": "."})] {
+        let mut f = finding("opcore/typescript.types/6046", "error", "x", 0);
+        f["diagnostic"]["location"] = location;
+        findings.push(f);
+    }
+    let log = sarif(&decision(Value::Array(findings)));
+    let results = run(&log)["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "nothing is dropped");
+    for result in results {
+        assert_eq!(
+            result["locations"],
+            json!([{"physicalLocation": {"artifactLocation": {"uri": ".", "uriBaseId": "%SRCROOT%"}}}])
+        );
+        assert_eq!(result["properties"]["projectLevel"], true);
+        assert!(result["properties"].get("locationRefused").is_none());
+    }
+}
+
+#[test]
 fn a_range_that_ends_before_it_starts_becomes_an_empty_region() {
     let mut f = finding("r/e", "error", "a.ts", 0);
     f["diagnostic"]["location"]["range"] =
