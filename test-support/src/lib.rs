@@ -1,8 +1,9 @@
 //! What the workspace's tests share, so that no crate keeps its own copy: temporary git repositories
 //! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
 //! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]) and schemas
-//! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly ([`external_tool`]), and
-//! the path of the scriptable fake host ([`fake_host_bin`], built from `tests/fake_host/`).
+//! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly ([`external_tool`]), the
+//! opcore bundle and its TypeScript repository ([`opcore`]), and the path of the scriptable fake host
+//! ([`fake_host_bin`], built from `tests/fake_host/`).
 //!
 //! A dev-dependency only: it depends on no crate of the workspace, so any of them can use it.
 
@@ -10,6 +11,7 @@ pub mod git;
 pub mod lsp;
 pub mod mcp;
 pub mod ndjson;
+pub mod opcore;
 pub mod process;
 pub mod schema;
 

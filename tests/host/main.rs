@@ -5,4 +5,5 @@
 mod conformance;
 mod faults;
 mod lifecycle;
+mod opcore;
 mod support;
