@@ -106,7 +106,7 @@ pub(crate) fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
         .collect()
 }
 
-fn multitool_errors(log: &Path, scratch: &Path) -> Option<Vec<String>> {
+pub(crate) fn multitool_errors(log: &Path, scratch: &Path) -> Option<Vec<String>> {
     let multitool = std::env::var_os("ASP_BRIDGE_SARIF_MULTITOOL")?;
     let (console, report) = multitool_validate(multitool, &[log], &scratch.join("multitool.sarif"));
     assert!(console.contains("1 files scanned"), "{console}");

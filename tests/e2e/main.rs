@@ -11,6 +11,7 @@ mod hostile;
 mod load;
 mod lsp;
 mod mcp;
+mod opcore;
 mod provider;
 mod sarif;
 mod status;

@@ -1,7 +1,10 @@
 -- Headless Neovim as an asp-bridge user: open a file in the workspace (the current directory), let
 -- `asp-bridge lsp` report the host's findings, print them, then stop the client and quit.
 -- Works with Neovim 0.7 (`vim.lsp.start_client`) and later (`vim.lsp.start`).
--- Environment: ASP_BRIDGE_LSP_CMD (the server command line, JSON array), ASP_BRIDGE_LSP_FILE.
+-- Environment: ASP_BRIDGE_LSP_CMD (the server command line, JSON array), ASP_BRIDGE_LSP_FILE; optional:
+-- ASP_BRIDGE_LSP_WRITE (text that replaces the buffer, saved with :write once the server is up),
+-- ASP_BRIDGE_LSP_WANT (wait for a diagnostic whose code starts with it, rather than for any),
+-- ASP_BRIDGE_LSP_WAIT_MS (how long to wait for them; 30000 by default).
 -- Output (stdout): `DIAG <lnum> <col> <end_lnum> <end_col> <severity> <code> <source>` per diagnostic,
 -- then `STOPPED <true|false>`. Exit status 0 only if diagnostics came and the client stopped.
 
@@ -23,8 +26,26 @@ else
   vim.lsp.buf_attach_client(buf, id)
 end
 
-local received = vim.wait(30000, function()
-  return #vim.diagnostic.get(buf) > 0
+local wait_ms = tonumber(os.getenv("ASP_BRIDGE_LSP_WAIT_MS") or "30000")
+local want = os.getenv("ASP_BRIDGE_LSP_WANT")
+local write = os.getenv("ASP_BRIDGE_LSP_WRITE")
+
+if write then
+  vim.wait(wait_ms, function()
+    local client = vim.lsp.get_client_by_id(id)
+    return client ~= nil and client.initialized == true
+  end, 20)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(write, "\n", { plain = true, trimempty = true }))
+  vim.cmd("write")
+end
+
+local received = vim.wait(wait_ms, function()
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    if want == nil or (type(d.code) == "string" and d.code:sub(1, #want) == want) then
+      return true
+    end
+  end
+  return false
 end, 20)
 
 for _, d in ipairs(vim.diagnostic.get(buf)) do

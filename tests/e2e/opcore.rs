@@ -1,0 +1,288 @@
+//! opcore-asp-provider 0.2.1 (a real third-party provider, `asp/0.1`) behind the embedded host, seen
+//! through every front end: on a TypeScript repository whose changed `src/index.ts` calls
+//! `add(1, "two")` and assigns a number to a string, `sarif` has opcore's TS2345 and TS2322 results on
+//! that file (a valid log, for the OASIS schema and Microsoft's SARIF Multitool), `asp_diagnostics`
+//! returns them to the Python MCP SDK client, and headless Neovim shows them on the file after it is
+//! saved. Needs Node.js 20+ and the bundle in `shared/providers/`, and the client tools of
+//! `scripts/test.sh`; each missing piece skips its test loudly, and fails it under `CI`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::opcore::{INDEX_TS_CHANGED, Opcore, typescript_repo};
+use test_support::process::wait_output;
+
+use crate::embedded::multitool_errors;
+use crate::support::{Scratch, bridge_bin, run_bridge_with};
+
+/// Each command evaluates once or twice with a cold TypeScript compiler (a few seconds under load).
+const LIMIT: Duration = Duration::from_secs(240);
+/// git and sh, and no `asp`: the embedded host is chosen.
+const SYSTEM_PATH: &str = "/usr/bin:/bin";
+const TYPE_ERRORS: [&str; 2] = [
+    "opcore/typescript.types/2322",
+    "opcore/typescript.types/2345",
+];
+
+/// No `asp`, no host command, no configuration but the one the test names.
+fn clean_env(command: &mut Command, home: &Path) {
+    command
+        .env("PATH", SYSTEM_PATH)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .env_remove("ASP_BRIDGE_CONFIG");
+}
+
+/// A client tool named by `var`, or `None` after a loud skip line; under `CI` its absence fails.
+fn client_tool(var: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{test}: {var} is not set: CI must provide it (scripts/test.sh installs it)")
+        }
+        _ => {
+            eprintln!("\n*** SKIPPED {test}: {var} is not set (scripts/test.sh installs it) ***\n");
+            None
+        }
+    }
+}
+
+/// `asp-bridge sarif --repo R --config C` with nothing else installed: the log, checked against the
+/// OASIS schema and (when at hand) the SARIF Multitool's SARIF and GitHub rules.
+fn sarif(test: &str, opcore: &Opcore, root: &Path) -> Value {
+    let config = opcore.write_host_toml();
+    let outside = Scratch::new();
+    let log_path = outside.path().join("opcore.sarif");
+    let run = run_bridge_with(
+        &[
+            "sarif",
+            "--repo",
+            root.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--output",
+            log_path.to_str().unwrap(),
+        ],
+        root,
+        LIMIT,
+        |c| clean_env(c, outside.path()),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&log_path).unwrap()).unwrap();
+    let errors = sarif_export::schema::errors(&log);
+    assert!(errors.is_empty(), "{errors:#?}");
+    match multitool_errors(&log_path, outside.path()) {
+        Some(errors) => assert!(errors.is_empty(), "Multitool errors: {errors:#?}"),
+        None => {
+            client_tool("ASP_BRIDGE_SARIF_MULTITOOL", test);
+        }
+    }
+    log
+}
+
+/// `(ruleId, uri, level)` of every result.
+fn results(run: &Value) -> BTreeSet<(String, String, String)> {
+    run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let artifact = &r["locations"][0]["physicalLocation"]["artifactLocation"];
+            (
+                r["ruleId"].as_str().unwrap().to_owned(),
+                artifact["uri"].as_str().unwrap().to_owned(),
+                r["level"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sarif_has_opcores_type_errors_on_the_changed_file() {
+    const TEST: &str = "sarif_has_opcores_type_errors_on_the_changed_file";
+    let Some(opcore) = Opcore::unpack(TEST) else {
+        return;
+    };
+    let repo = typescript_repo(true);
+    let log = sarif(TEST, &opcore, &repo.root());
+    let sarif_run = &log["runs"][0];
+    let expected: BTreeSet<(String, String, String)> = TYPE_ERRORS
+        .iter()
+        .map(|code| ((*code).into(), "src/index.ts".into(), "error".into()))
+        .collect();
+    assert_eq!(results(sarif_run), expected, "{sarif_run:#}");
+    let rules: Vec<&str> = sarif_run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, TYPE_ERRORS, "opcore's rule ids are the catalogue");
+    let coverage = &sarif_run["properties"]["coverage"];
+    assert_eq!(coverage["ran"], json!(["opcore"]), "{coverage:#}");
+    assert_eq!(sarif_run["properties"]["decision"], "deny");
+}
+
+/// A tsconfig error names no file: the result sits on the workspace root, which GitHub's rules
+/// accept (a result without a location they refuse).
+#[test]
+fn sarif_places_opcores_project_level_finding_on_the_workspace_root() {
+    const TEST: &str = "sarif_places_opcores_project_level_finding_on_the_workspace_root";
+    let Some(opcore) = Opcore::unpack(TEST) else {
+        return;
+    };
+    let repo = typescript_repo(false);
+    repo.write(
+        "tsconfig.json",
+        "{\n  \"compilerOptions\": {\"target\": \"nope\", \"strict\": true},\n  \"include\": [\"src\"]\n}\n",
+    );
+    // opcore checks the TypeScript files of the changeset, under the changed configuration.
+    repo.write("src/index.ts", "export const x = 1;\n");
+    let log = sarif(TEST, &opcore, &repo.root());
+    let sarif_run = &log["runs"][0];
+    assert_eq!(
+        results(sarif_run),
+        BTreeSet::from([(
+            "opcore/typescript.types/6046".to_owned(),
+            ".".to_owned(),
+            "error".to_owned()
+        )]),
+        "{sarif_run:#}"
+    );
+    assert_eq!(sarif_run["results"][0]["properties"]["projectLevel"], true);
+}
+
+#[test]
+fn the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics() {
+    const TEST: &str = "the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics";
+    let Some(python) = client_tool("ASP_BRIDGE_PYTHON", TEST) else {
+        return;
+    };
+    let Some(opcore) = Opcore::unpack(TEST) else {
+        return;
+    };
+    let config = opcore.write_host_toml();
+    let repo = typescript_repo(true);
+    let root = repo.root();
+    let outside = Scratch::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/mcp/diagnostics.py");
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .args(["--bridge", bridge_bin(), "--repo"])
+        .arg(&root)
+        .arg("--config")
+        .arg(&config)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    clean_env(&mut command, outside.path());
+    let output = wait_output(command.spawn().expect("run the Python client"), LIMIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "python client failed:\n{stderr}");
+    let body: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    let found: Vec<(&str, &str, &str)> = body["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap(),
+                f["path"].as_str().unwrap(),
+                f["source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        TYPE_ERRORS.map(|code| (code, "src/index.ts", "opcore")),
+        "{body:#}"
+    );
+    assert_eq!(body["decision"], "deny", "{body:#}");
+}
+
+#[test]
+fn neovim_shows_opcores_type_errors_after_save() {
+    const TEST: &str = "neovim_shows_opcores_type_errors_after_save";
+    let Some(nvim) = find_nvim() else {
+        client_tool("ASP_BRIDGE_NVIM", TEST);
+        return;
+    };
+    let Some(opcore) = Opcore::unpack(TEST) else {
+        return;
+    };
+    let config = opcore.write_host_toml();
+    // Committed and unchanged: the type errors only exist once Neovim has saved the new text.
+    let repo = typescript_repo(false);
+    let root = repo.root();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/lsp/diagnostics.lua");
+    let server = json!([
+        bridge_bin(),
+        "lsp",
+        "--debounce-ms",
+        "0",
+        "--config",
+        config
+    ]);
+    let outside = Scratch::new();
+    let cache = outside.path().join("nvim-cache");
+    let mut command = Command::new(nvim);
+    command
+        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .current_dir(&root)
+        .env("ASP_BRIDGE_LSP_CMD", server.to_string())
+        .env("ASP_BRIDGE_LSP_FILE", "src/index.ts")
+        .env("ASP_BRIDGE_LSP_WRITE", INDEX_TS_CHANGED)
+        .env("ASP_BRIDGE_LSP_WANT", "opcore/")
+        .env("ASP_BRIDGE_LSP_WAIT_MS", "120000")
+        .env("XDG_CACHE_HOME", &cache)
+        .env("XDG_STATE_HOME", &cache)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    clean_env(&mut command, outside.path());
+    let output = wait_output(command.spawn().expect("spawn nvim"), LIMIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // lnum col end_lnum end_col severity (1 = ERROR) code source: opcore gives no position, so the
+    // findings sit at the top of the file. (The bridge's own notices, source asp-bridge, may sit
+    // beside them.)
+    let mut diagnostics: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("DIAG ") && !l.ends_with(" asp-bridge"))
+        .collect();
+    diagnostics.sort_unstable();
+    assert_eq!(
+        diagnostics,
+        TYPE_ERRORS.map(|code| format!("DIAG 0 0 0 0 1 {code} opcore")),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stdout.contains("STOPPED true"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/index.ts")).unwrap(),
+        INDEX_TS_CHANGED,
+        "Neovim saved the new text"
+    );
+}
+
+/// `nvim` from `ASP_BRIDGE_NVIM` or the `PATH`.
+fn find_nvim() -> Option<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os("ASP_BRIDGE_NVIM") {
+        return Some(path.into());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("nvim"))
+            .find(|candidate| candidate.is_file())
+    })
+}
