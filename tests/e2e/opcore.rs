@@ -12,48 +12,23 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_support::external_tool;
 use test_support::opcore::{INDEX_TS_CHANGED, Opcore, typescript_repo};
 use test_support::process::wait_output;
 
-use crate::embedded::multitool_errors;
+use crate::embedded::{clean_env, multitool_errors};
 use crate::support::{Scratch, bridge_bin, run_bridge_with};
 
 /// Each command evaluates once or twice with a cold TypeScript compiler (a few seconds under load).
 const LIMIT: Duration = Duration::from_secs(240);
-/// git and sh, and no `asp`: the embedded host is chosen.
-const SYSTEM_PATH: &str = "/usr/bin:/bin";
 const TYPE_ERRORS: [&str; 2] = [
     "opcore/typescript.types/2322",
     "opcore/typescript.types/2345",
 ];
 
-/// No `asp`, no host command, no configuration but the one the test names.
-fn clean_env(command: &mut Command, home: &Path) {
-    command
-        .env("PATH", SYSTEM_PATH)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home)
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
-        .env_remove("ASP_BRIDGE_CONFIG");
-}
-
-/// A client tool named by `var`, or `None` after a loud skip line; under `CI` its absence fails.
-fn client_tool(var: &str, test: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("{test}: {var} is not set: CI must provide it (scripts/test.sh installs it)")
-        }
-        _ => {
-            eprintln!("\n*** SKIPPED {test}: {var} is not set (scripts/test.sh installs it) ***\n");
-            None
-        }
-    }
-}
-
 /// `asp-bridge sarif --repo R --config C` with nothing else installed: the log, checked against the
 /// OASIS schema and (when at hand) the SARIF Multitool's SARIF and GitHub rules.
-fn sarif(test: &str, opcore: &Opcore, root: &Path) -> Value {
+fn sarif(opcore: &Opcore, root: &Path) -> Value {
     let config = opcore.write_host_toml();
     let outside = Scratch::new();
     let log_path = outside.path().join("opcore.sarif");
@@ -78,7 +53,7 @@ fn sarif(test: &str, opcore: &Opcore, root: &Path) -> Value {
     match multitool_errors(&log_path, outside.path()) {
         Some(errors) => assert!(errors.is_empty(), "Multitool errors: {errors:#?}"),
         None => {
-            client_tool("ASP_BRIDGE_SARIF_MULTITOOL", test);
+            external_tool("ASP_BRIDGE_SARIF_MULTITOOL", "Microsoft's SARIF Multitool");
         }
     }
     log
@@ -108,7 +83,7 @@ fn sarif_has_opcores_type_errors_on_the_changed_file() {
         return;
     };
     let repo = typescript_repo(true);
-    let log = sarif(TEST, &opcore, &repo.root());
+    let log = sarif(&opcore, &repo.root());
     let sarif_run = &log["runs"][0];
     let expected: BTreeSet<(String, String, String)> = TYPE_ERRORS
         .iter()
@@ -142,7 +117,7 @@ fn sarif_places_opcores_project_level_finding_on_the_workspace_root() {
     );
     // opcore checks the TypeScript files of the changeset, under the changed configuration.
     repo.write("src/index.ts", "export const x = 1;\n");
-    let log = sarif(TEST, &opcore, &repo.root());
+    let log = sarif(&opcore, &repo.root());
     let sarif_run = &log["runs"][0];
     assert_eq!(
         results(sarif_run),
@@ -159,7 +134,8 @@ fn sarif_places_opcores_project_level_finding_on_the_workspace_root() {
 #[test]
 fn the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics() {
     const TEST: &str = "the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics";
-    let Some(python) = client_tool("ASP_BRIDGE_PYTHON", TEST) else {
+    let Some(python) = external_tool("ASP_BRIDGE_PYTHON", "the Python MCP SDK (`mcp` on PyPI)")
+    else {
         return;
     };
     let Some(opcore) = Opcore::unpack(TEST) else {
@@ -210,7 +186,7 @@ fn the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics() {
 fn neovim_shows_opcores_type_errors_after_save() {
     const TEST: &str = "neovim_shows_opcores_type_errors_after_save";
     let Some(nvim) = find_nvim() else {
-        client_tool("ASP_BRIDGE_NVIM", TEST);
+        external_tool("ASP_BRIDGE_NVIM", "Neovim (`nvim`)");
         return;
     };
     let Some(opcore) = Opcore::unpack(TEST) else {
