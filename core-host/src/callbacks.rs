@@ -357,3 +357,6 @@ async fn list_tree(
     .await
     .map_err(|e| internal(&e.to_string()))?
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! The callbacks as opcore-asp-provider 0.2.1 calls them: its recorded `workspace/listTree` queries
+//! (`tests/fixtures/opcore/callbacks.type-errors.json`) answered from a real git baseline.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use test_support::git::Repo;
+
+use super::*;
+
+const FILES: [(&str, &str); 4] = [
+    (
+        "src/math.ts",
+        "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+    ),
+    (
+        "src/index.ts",
+        "import { add } from \"./math\";\n\nexport const total: number = add(1, 2);\n",
+    ),
+    ("tsconfig.json", "{\"include\": [\"src\"]}\n"),
+    ("package.json", "{\"private\": true}\n"),
+];
+
+fn blob_id(text: &str) -> String {
+    format!("blob:sha256:{}", crate::json::sha256_hex(text.as_bytes()))
+}
+
+/// A scope open on the repository's baseline, with opcore's grant (`**/*` ∩ `**`).
+fn opened(workspace: &Workspace) -> (Arc<Scope>, ScopeGuard, Baseline) {
+    let scope = Arc::new(Scope::new("opcore"));
+    scope.set_grant(GlobSet::new(&["**/*"]), GlobSet::new(&["**"]));
+    let baseline = workspace.baseline();
+    let guard = scope.open(RequestScope {
+        baseline: baseline.clone(),
+        blobs: Arc::default(),
+        served: Default::default(),
+        refused: 0,
+    });
+    (scope, guard, baseline)
+}
+
+#[tokio::test]
+async fn opcores_list_tree_queries_get_the_real_baseline_entries() {
+    let repo = Repo::new(&FILES);
+    let workspace = Arc::new(Workspace::open(repo.path()).unwrap());
+    let (scope, _guard, baseline) = opened(&workspace);
+    let recorded: Value = serde_json::from_str(include_str!(
+        "../../../tests/fixtures/opcore/callbacks.type-errors.json"
+    ))
+    .unwrap();
+    let queries: Vec<&Value> = recorded
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["method"] == "workspace/listTree")
+        .map(|c| &c["params"])
+        .collect();
+    assert!(
+        queries
+            .iter()
+            .any(|q| q["paths"] == json!(["src/tsconfig.json"])),
+        "the recording has the paths queries"
+    );
+    for query in queries {
+        let mut params = query.clone();
+        params["baseline"] = baseline.value.clone();
+        let path = query["paths"][0].as_str().unwrap();
+        let expected: Vec<Value> = FILES
+            .iter()
+            .filter(|(p, _)| *p == path)
+            .map(|(p, text)| json!({"path": p, "blobId": blob_id(text), "kind": "file"}))
+            .collect();
+        let answer = list_tree(&scope, &workspace, params).await.unwrap();
+        assert_eq!(
+            answer,
+            json!({"entries": expected, "truncated": false}),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn list_tree_without_paths_lists_every_baseline_file_and_a_folder_path_lists_its_files() {
+    let repo = Repo::new(&FILES);
+    let workspace = Arc::new(Workspace::open(repo.path()).unwrap());
+    let (scope, _guard, baseline) = opened(&workspace);
+    let paths = |answer: &Value| -> Vec<String> {
+        answer["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = list_tree(
+        &scope,
+        &workspace,
+        json!({"baseline": baseline.value, "globs": ["**/*"]}),
+    )
+    .await
+    .unwrap();
+    let mut expected: Vec<String> = FILES.iter().map(|(p, _)| (*p).to_owned()).collect();
+    expected.sort();
+    let mut listed = paths(&all);
+    listed.sort();
+    assert_eq!(listed, expected);
+    let src = list_tree(
+        &scope,
+        &workspace,
+        json!({"baseline": baseline.value, "paths": ["src"]}),
+    )
+    .await
+    .unwrap();
+    let mut listed = paths(&src);
+    listed.sort();
+    assert_eq!(listed, ["src/index.ts", "src/math.ts"]);
+}
