@@ -314,6 +314,14 @@ fn python_sdk_client_in_both_eras_with_progress_crash_recovery_and_traversal() {
     }
 }
 
+/// The MCP inspector's CLI launcher (`ASP_BRIDGE_MCP_INSPECTOR`), or `None` with a loud skip.
+fn inspector_launcher() -> Option<String> {
+    external_tool(
+        "ASP_BRIDGE_MCP_INSPECTOR",
+        "@modelcontextprotocol/inspector",
+    )
+}
+
 /// Runs the inspector CLI against the bridge, quiet; returns (exit code, stdout, stderr).
 fn inspector(launcher: &str, scratch: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
     inspector_run(launcher, scratch, &[args, &["-q"]].concat())
@@ -350,10 +358,7 @@ fn inspector_run(
 
 #[test]
 fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
-    let Some(launcher) = external_tool(
-        "ASP_BRIDGE_MCP_INSPECTOR",
-        "@modelcontextprotocol/inspector",
-    ) else {
+    let Some(launcher) = inspector_launcher() else {
         return;
     };
     for era in ["legacy", "modern"] {
@@ -389,10 +394,7 @@ fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
 
 #[test]
 fn inspector_calls_every_tool_without_schema_warnings() {
-    let Some(launcher) = external_tool(
-        "ASP_BRIDGE_MCP_INSPECTOR",
-        "@modelcontextprotocol/inspector",
-    ) else {
+    let Some(launcher) = inspector_launcher() else {
         return;
     };
     let scratch = workspace();
@@ -424,10 +426,7 @@ fn inspector_calls_every_tool_without_schema_warnings() {
 
 #[test]
 fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
-    let Some(launcher) = external_tool(
-        "ASP_BRIDGE_MCP_INSPECTOR",
-        "@modelcontextprotocol/inspector",
-    ) else {
+    let Some(launcher) = inspector_launcher() else {
         return;
     };
     let scratch = workspace();
