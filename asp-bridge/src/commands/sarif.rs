@@ -1,6 +1,12 @@
 //! `asp-bridge sarif`: one SARIF 2.1.0 log of the host's decision on the working tree (call site
 //! `sweep`, never `gate`), or of a saved host answer (`--from`), written to a file or stdout.
 //!
+//! What is evaluated: the working tree's changes against the host's baseline; with `--base REV`,
+//! the changes since the merge base of `REV` and `HEAD`, commits included; with `--all-files`,
+//! every tracked file. A changeset larger than `--batch-files` goes in several requests (one
+//! progress line each on stderr) whose decisions are merged into one run (`bridge_core::worktree`).
+//! An empty changeset is said on stderr, naming the options that would find something.
+//!
 //! The exit status never depends on the findings or the decision: 0 once the log is written,
 //! non-zero only when it could not be (usage, host failure, unreadable input), with one classed line
 //! on stderr. Nothing but the log reaches stdout; nothing but the output file is written (under a
