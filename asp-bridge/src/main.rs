@@ -8,6 +8,7 @@ mod commands;
 mod flags;
 mod host_choice;
 mod log;
+mod stdio;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -46,12 +47,15 @@ fn main() -> ExitCode {
     }
 }
 
-/// The runtime a command runs on. `mcp` serves one client over stdio, one message at a time on the
-/// way in: one thread runs the server, its stdio and the host's pipes, so a call crosses no thread
-/// (blocking work still goes to tokio's blocking pool). The other commands use a worker per core.
+/// The runtime a command runs on. The stdio servers that serve one peer (`mcp`, `host serve`,
+/// `provider`) run on one thread: the server, its stdio and its children's pipes, so a message
+/// crosses no thread (blocking work still goes to tokio's blocking pool, and the children are
+/// separate processes). The other commands use a worker per core.
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
-        Command::Mcp(_) => tokio::runtime::Builder::new_current_thread(),
+        Command::Mcp(_) | Command::Host(_) | Command::Provider(_) => {
+            tokio::runtime::Builder::new_current_thread()
+        }
         _ => tokio::runtime::Builder::new_multi_thread(),
     }
     .enable_all()

@@ -210,87 +210,138 @@ async fn read_blob(
     else {
         return Err(refuse(scope, METHOD, "no evaluation is in progress".into()));
     };
-    // Decide for every blob before reading any.
-    let ws = workspace.clone();
-    let wanted = ids.clone();
-    let sources =
-        tokio::task::spawn_blocking(move || -> Result<Vec<(String, Source, String)>, String> {
-            let tree = ws.tree(&baseline.tree).map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            for id in wanted {
-                if let Some(blob) = blobs.get(&id) {
-                    let path = blob.path.clone();
-                    out.push((id, Source::Scoped(blob.clone()), path));
-                } else if let Some(entry) = ws
-                    .oid_of(&id)
-                    .and_then(|oid| tree.iter().find(|e| e.oid == oid))
-                {
-                    out.push((
-                        id,
-                        Source::Baseline {
-                            oid: entry.oid.clone(),
-                        },
-                        entry.path.clone(),
-                    ));
-                } else {
-                    return Err(format!(
-                        "{id} is neither in this request's changeset nor in the baseline tree"
-                    ));
-                }
-            }
-            Ok(out)
+    // The request's own blobs are in memory: served without leaving this thread. Anything else
+    // needs the baseline tree and maybe git, off the async threads, in one hop.
+    let in_memory: Option<Vec<(String, Source, String)>> = ids
+        .iter()
+        .map(|id| {
+            let blob = blobs.get(id)?;
+            Some((id.clone(), Source::Scoped(blob.clone()), blob.path.clone()))
         })
-        .await
-        .map_err(|e| internal(&e.to_string()))?
-        .map_err(|why| refuse(scope, METHOD, why))?;
-    if let Some((id, _, path)) = sources.iter().find(|(_, _, path)| !grant.allows(path)) {
-        return Err(refuse(
-            scope,
-            METHOD,
-            format!("{id} ({path}) is outside the read grant"),
-        ));
-    }
-    let ws = workspace.clone();
-    let answer = tokio::task::spawn_blocking(move || -> Result<Vec<Value>, ErrorObject> {
-        let mut total = 0usize;
-        let mut out = Vec::new();
-        for (id, source, path) in sources {
-            let bytes = match source {
-                Source::Scoped(blob) => blob.bytes.clone(),
-                Source::Baseline { oid } => {
-                    ws.git_blob(&oid)
-                        .map_err(|e| unavailable(e.to_string()))?
-                        .bytes
-                }
-            };
-            let Some(bytes) = bytes else {
-                return Err(unavailable(format!(
-                    "{path} is larger than {} bytes",
-                    crate::snapshot::MAX_BLOB
-                )));
-            };
-            let (encoding, text) = match std::str::from_utf8(&bytes) {
-                Ok(text) => ("utf-8", text.to_owned()),
-                Err(_) => ("base64", STANDARD.encode(bytes.as_slice())),
-            };
-            total += text.len();
-            if total > MAX_READ_BYTES {
-                return Err(unavailable(format!(
-                    "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
-                )));
-            }
-            out.push(json!({"id": id, "encoding": encoding, "bytes": text}));
+        .collect();
+    let answer = match in_memory {
+        Some(sources) => encode(sources, &grant, &|_| unreachable_baseline())
+            .map_err(|e| e.into_error(scope, METHOD))?,
+        None => {
+            let ws = workspace.clone();
+            let wanted = ids.clone();
+            tokio::task::spawn_blocking(move || {
+                let sources = resolve(&ws, &baseline, &blobs, wanted)?;
+                encode(sources, &grant, &|oid| ws.git_blob(oid).map(|b| b.bytes))
+            })
+            .await
+            .map_err(|e| internal(&e.to_string()))?
+            .map_err(|e| e.into_error(scope, METHOD))?
         }
-        Ok(out)
-    })
-    .await
-    .map_err(|e| internal(&e.to_string()))??;
+    };
     scope.with_current(|c| {
         if let Some(c) = c {
             c.served.extend(ids);
         }
     });
     Ok(json!({"blobs": answer}))
+}
+
+/// Why a `workspace/readBlob` was not served: refused (policy, logged) or unavailable.
+enum ReadFailure {
+    Refused(String),
+    Error(ErrorObject),
+}
+
+impl ReadFailure {
+    fn into_error(self, scope: &Scope, method: &str) -> ErrorObject {
+        match self {
+            ReadFailure::Refused(why) => refuse(scope, method, why),
+            ReadFailure::Error(error) => error,
+        }
+    }
+}
+
+/// The bytes of a blob (`None` past the size cap), or why they cannot be read.
+type Bytes = crate::error::Result<Option<Arc<Vec<u8>>>>;
+
+fn unreachable_baseline() -> Bytes {
+    Err(crate::error::Error::git(
+        "no baseline blob is read for the request's own blobs",
+    ))
+}
+
+/// Where each requested blob comes from: the request's blob set, else the baseline tree. Decided
+/// for every blob before any is read. Blocking (the tree may need git).
+fn resolve(
+    ws: &Workspace,
+    baseline: &Baseline,
+    blobs: &HashMap<String, ScopedBlob>,
+    wanted: Vec<String>,
+) -> Result<Vec<(String, Source, String)>, ReadFailure> {
+    let tree = ws
+        .tree(&baseline.tree)
+        .map_err(|e| ReadFailure::Refused(e.to_string()))?;
+    let mut out = Vec::new();
+    for id in wanted {
+        if let Some(blob) = blobs.get(&id) {
+            let path = blob.path.clone();
+            out.push((id, Source::Scoped(blob.clone()), path));
+        } else if let Some(entry) = ws
+            .oid_of(&id)
+            .and_then(|oid| tree.iter().find(|e| e.oid == oid))
+        {
+            out.push((
+                id,
+                Source::Baseline {
+                    oid: entry.oid.clone(),
+                },
+                entry.path.clone(),
+            ));
+        } else {
+            return Err(ReadFailure::Refused(format!(
+                "{id} is neither in this request's changeset nor in the baseline tree"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The answer's blobs: every path within the grant (else refused), each blob within the size caps.
+/// `baseline` reads a baseline blob by its git object id.
+fn encode(
+    sources: Vec<(String, Source, String)>,
+    grant: &Grant,
+    baseline: &dyn Fn(&str) -> Bytes,
+) -> Result<Vec<Value>, ReadFailure> {
+    if let Some((id, _, path)) = sources.iter().find(|(_, _, path)| !grant.allows(path)) {
+        return Err(ReadFailure::Refused(format!(
+            "{id} ({path}) is outside the read grant"
+        )));
+    }
+    let mut total = 0usize;
+    let mut out = Vec::new();
+    for (id, source, path) in sources {
+        let bytes = match source {
+            Source::Scoped(blob) => blob.bytes,
+            Source::Baseline { oid } => {
+                baseline(&oid).map_err(|e| ReadFailure::Error(unavailable(e.to_string())))?
+            }
+        };
+        let Some(bytes) = bytes else {
+            return Err(ReadFailure::Error(unavailable(format!(
+                "{path} is larger than {} bytes",
+                crate::snapshot::MAX_BLOB
+            ))));
+        };
+        let (encoding, text) = match std::str::from_utf8(&bytes) {
+            Ok(text) => ("utf-8", text.to_owned()),
+            Err(_) => ("base64", STANDARD.encode(bytes.as_slice())),
+        };
+        total += text.len();
+        if total > MAX_READ_BYTES {
+            return Err(ReadFailure::Error(unavailable(format!(
+                "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
+            ))));
+        }
+        out.push(json!({"id": id, "encoding": encoding, "bytes": text}));
+    }
+    Ok(out)
 }
 
 async fn list_tree(

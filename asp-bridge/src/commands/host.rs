@@ -1,7 +1,6 @@
 //! `asp-bridge host serve`: the embedded advisory host (`core-host`) on this process's stdio.
 
 use anyhow::Context as _;
-use tokio::io::{stdin, stdout};
 
 use crate::flags::{EmbeddedHostArgs, EmbeddedHostCommand, HostServeArgs};
 
@@ -24,6 +23,7 @@ async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
             "hygiene".into(),
         ],
     };
-    core_host::serve(stdin(), stdout(), options).await?;
+    let (input, output) = crate::stdio::pipes();
+    core_host::serve(input, output, options).await?;
     Ok(())
 }

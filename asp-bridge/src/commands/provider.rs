@@ -7,8 +7,6 @@ use std::io::Read as _;
 use anyhow::Context as _;
 use hygiene_provider::Identity;
 use sha2::{Digest as _, Sha256};
-// The provider owns this process's stdin and stdout: they are its transport.
-use tokio::io::{stdin, stdout};
 
 use crate::flags::{ProviderArgs, ProviderKind};
 
@@ -22,7 +20,9 @@ pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 fingerprint,
             };
-            hygiene_provider::serve(stdin(), stdout(), identity).await?;
+            // The provider owns this process's stdin and stdout: they are its transport.
+            let (input, output) = crate::stdio::pipes();
+            hygiene_provider::serve(input, output, identity).await?;
         }
     }
     Ok(())
