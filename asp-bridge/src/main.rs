@@ -169,6 +169,7 @@ mod tests {
         assert!(line.contains("--host-command"), "{line}");
 
         let hostile = bridge_core::Error::HostExited {
+            role: bridge_core::Role::Host,
             status: bridge_core::ExitStatus::Code(1),
             stderr_tail: format!(
                 "\u{1b}]0;pwned\u{7}\r\u{1b}[2K\nasp-bridge: ok: host ALLOW\n{}",

@@ -56,6 +56,34 @@ impl fmt::Display for FailClass {
     }
 }
 
+/// Who the other side of a connection is, as error messages name it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// An ASP host (the bridge's side of the outer seam).
+    #[default]
+    Host,
+    /// A provider (the embedded host's side of the core seam).
+    Provider,
+    /// Whoever called a server (the bridge, for a host; a host, for a provider).
+    Client,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Host => "host",
+            Role::Provider => "provider",
+            Role::Client => "client",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why the host process is gone, as far as the bridge could tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
@@ -84,14 +112,16 @@ impl fmt::Display for ExitStatus {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    #[error("host {status}{}", tail_suffix(.stderr_tail))]
+    /// The other side is gone (its output ended); `role` names it.
+    #[error("{role} {status}{}", tail_suffix(.stderr_tail))]
     HostExited {
+        role: Role,
         status: ExitStatus,
         stderr_tail: String,
     },
 
-    #[error("host did not answer {method} within {ms} ms")]
-    Timeout { method: String, ms: u64 },
+    #[error("{role} did not answer {method} within {ms} ms")]
+    Timeout { role: Role, method: String, ms: u64 },
 
     /// The host program could not be run at all (not found, not executable): trying again does not
     /// help until someone installs it or names another command, so it is not retryable.
@@ -108,8 +138,9 @@ pub enum Error {
     #[error("invalid host command: {0}")]
     HostCommand(String),
 
-    #[error("host refused {method}: {message} (code {code})")]
+    #[error("{role} refused {method}: {message} (code {code})")]
     Refused {
+        role: Role,
         method: String,
         code: i64,
         message: String,
@@ -120,8 +151,12 @@ pub enum Error {
     #[error("unsupported outerProtocol {found:?}: this bridge speaks asp-outer/1.x")]
     UnsupportedProtocol { found: String },
 
-    #[error("host answered {method} with a malformed result: {detail}")]
-    Malformed { method: String, detail: String },
+    #[error("{role} answered {method} with a malformed result: {detail}")]
+    Malformed {
+        role: Role,
+        method: String,
+        detail: String,
+    },
 
     #[error("host unavailable: {0}")]
     Unavailable(String),
@@ -203,6 +238,7 @@ mod tests {
     #[test]
     fn each_error_names_its_fail_class() {
         let exited = Error::HostExited {
+            role: Role::Host,
             status: ExitStatus::Code(3),
             stderr_tail: "boom\n".into(),
         };
@@ -212,6 +248,7 @@ mod tests {
             "host exited with status 3; stderr: boom"
         );
         let refused = Error::Refused {
+            role: Role::Provider,
             method: "host/status".into(),
             code: -32012,
             message: "no".into(),
@@ -219,6 +256,10 @@ mod tests {
             retryable: false,
         };
         assert_eq!(refused.fail_class(), FailClass::Policy);
+        assert!(
+            refused.to_string().starts_with("provider refused"),
+            "{refused}"
+        );
         assert_eq!(
             Error::UnsupportedProtocol {
                 found: "asp-outer/2.0".into()

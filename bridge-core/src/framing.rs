@@ -1,9 +1,11 @@
 //! NDJSON frames over any async byte stream: one UTF-8 line per frame, size-capped.
 //!
-//! Knows no method names and parses no JSON. Oversize lines are skipped without being buffered,
-//! invalid UTF-8 and blank lines are skipped; each skip is counted in [`FrameStats`]. Both ends
-//! reuse one buffer: a frame read is lent out until the next one, and frames written back to back
-//! go out in as few writes as the buffer allows.
+//! Knows no method names and parses no JSON. Oversize lines are skipped without being buffered
+//! (only their first [`OVERSIZE_HEAD`] bytes are kept, so the reader can tell whose answer it was),
+//! blank lines are skipped; an oversize or invalid UTF-8 line is reported as a [`Frame`] of its own,
+//! so the caller can answer or fail what it concerns at once, and counted in [`FrameStats`]. Both
+//! ends reuse one buffer: a frame read is lent out until the next one, and frames written back to
+//! back go out in as few writes as the buffer allows.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +18,19 @@ pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
 const KEPT_CAPACITY: usize = 1024 * 1024;
 /// Size of the write buffer of a [`FrameWriter`].
 const WRITE_BUFFER: usize = 64 * 1024;
+/// How much of an oversize line is kept: enough for the envelope's first keys (`jsonrpc`, `id`).
+pub const OVERSIZE_HEAD: usize = 1024;
+
+/// What the reader found on one line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// A frame within the cap, without its line ending.
+    Text(&'a str),
+    /// A line longer than the cap, skipped; `head` is its first bytes (at most [`OVERSIZE_HEAD`]).
+    Oversize { head: &'a [u8] },
+    /// A line that is not valid UTF-8, skipped.
+    NotUtf8,
+}
 
 /// What the reader skipped, shared with whoever reports on the connection.
 #[derive(Debug, Default)]
@@ -55,49 +70,60 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// The next frame, without its line ending; `None` at the end of the stream. The frame is
-    /// lent: reading the next one reuses its buffer.
+    /// The next frame, without its line ending, or the next skipped line; `None` at the end of the
+    /// stream. The frame is lent: reading the next one reuses its buffer.
     ///
     /// A partial last line (no newline before the end) is still a frame.
-    pub async fn next_frame(&mut self) -> std::io::Result<Option<&str>> {
+    pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame<'_>>> {
         self.line = std::mem::take(&mut self.frame).into_bytes();
         if self.line.capacity() > KEPT_CAPACITY {
             self.line = Vec::new();
         }
         loop {
-            if !self.next_line().await? {
-                return Ok(None);
+            match self.next_line().await? {
+                Line::End => return Ok(None),
+                Line::Oversize => {
+                    self.stats.oversize.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        max = self.max_frame,
+                        "skipped a line longer than the frame cap"
+                    );
+                    return Ok(Some(Frame::Oversize { head: &self.line }));
+                }
+                Line::Whole if self.line.iter().all(u8::is_ascii_whitespace) => continue,
+                Line::Whole => {}
             }
-            if self.line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match String::from_utf8(std::mem::take(&mut self.line)) {
+            return match String::from_utf8(std::mem::take(&mut self.line)) {
                 Ok(text) => {
                     self.frame = text;
-                    return Ok(Some(&self.frame));
+                    Ok(Some(Frame::Text(&self.frame)))
                 }
                 Err(error) => {
                     self.line = error.into_bytes();
                     self.stats.invalid_utf8.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("skipped a host line that is not valid UTF-8");
+                    tracing::warn!("skipped a line that is not valid UTF-8");
+                    Ok(Some(Frame::NotUtf8))
                 }
-            }
+            };
         }
     }
 
-    /// Reads one line within the cap into `line` (without its ending); false at the end of the
-    /// stream. Oversize lines are dropped as they stream.
-    async fn next_line(&mut self) -> std::io::Result<bool> {
+    /// Reads one line within the cap into `line` (without its ending). An oversize line is
+    /// dropped as it streams; `line` keeps its head.
+    async fn next_line(&mut self) -> std::io::Result<Line> {
         self.line.clear();
         let mut oversize = false;
         loop {
             let buf = self.inner.fill_buf().await?;
             if buf.is_empty() {
-                if oversize || self.line.is_empty() {
-                    return Ok(false);
+                if oversize {
+                    return Ok(Line::Oversize);
+                }
+                if self.line.is_empty() {
+                    return Ok(Line::End);
                 }
                 self.end_line();
-                return Ok(true);
+                return Ok(Line::Whole);
             }
             let (chunk, found) = match memchr::memchr(b'\n', buf) {
                 Some(at) => (&buf[..at], Some(at + 1)),
@@ -106,7 +132,12 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             if !oversize {
                 if self.line.len() + chunk.len() > self.max_frame {
                     oversize = true;
-                    self.line = Vec::new();
+                    let room = OVERSIZE_HEAD
+                        .saturating_sub(self.line.len())
+                        .min(chunk.len());
+                    self.line.extend_from_slice(&chunk[..room]);
+                    self.line.truncate(OVERSIZE_HEAD);
+                    self.line.shrink_to(OVERSIZE_HEAD);
                 } else {
                     self.line.extend_from_slice(chunk);
                 }
@@ -115,16 +146,10 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             self.inner.consume(consumed);
             if found.is_some() {
                 if oversize {
-                    self.stats.oversize.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(
-                        max = self.max_frame,
-                        "skipped a host line longer than the frame cap"
-                    );
-                    oversize = false;
-                    continue;
+                    return Ok(Line::Oversize);
                 }
                 self.end_line();
-                return Ok(true);
+                return Ok(Line::Whole);
             }
         }
     }
@@ -135,6 +160,13 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             self.line.pop();
         }
     }
+}
+
+/// What [`FrameReader::next_line`] read.
+enum Line {
+    Whole,
+    Oversize,
+    End,
 }
 
 /// Writes frames through a buffer: frames written back to back go out together (a frame larger
@@ -185,7 +217,9 @@ mod tests {
         let mut framer = FrameReader::new(reader, max, stats.clone());
         let mut out = Vec::new();
         while let Some(frame) = framer.next_frame().await.unwrap() {
-            out.push(frame.to_owned());
+            if let Frame::Text(text) = frame {
+                out.push(text.to_owned());
+            }
         }
         (out, stats)
     }
@@ -205,6 +239,25 @@ mod tests {
         let (out, stats) = frames(&input, 50).await;
         assert_eq!(out, ["{\"a\":1}", "{\"b\":2}"]);
         assert_eq!(stats.oversize.load(Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn an_oversize_line_is_reported_with_its_head_only() {
+        let mut input = br#"{"jsonrpc":"2.0","id":7,"result":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'x', 3 * OVERSIZE_HEAD));
+        input.extend(b"\"}\n\xff\n{}\n");
+        let reader = tokio::io::BufReader::with_capacity(5, input.as_slice());
+        let mut framer = FrameReader::new(reader, 2 * OVERSIZE_HEAD, Arc::default());
+        match framer.next_frame().await.unwrap() {
+            Some(Frame::Oversize { head }) => {
+                assert_eq!(head.len(), OVERSIZE_HEAD);
+                assert!(head.starts_with(br#"{"jsonrpc":"2.0","id":7,"#));
+            }
+            other => panic!("not reported as oversize: {other:?}"),
+        }
+        assert_eq!(framer.next_frame().await.unwrap(), Some(Frame::NotUtf8));
+        assert_eq!(framer.next_frame().await.unwrap(), Some(Frame::Text("{}")));
+        assert_eq!(framer.next_frame().await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -38,11 +38,12 @@ pub(crate) struct OutgoingNotification<'a, P: Serialize> {
     pub(crate) params: Option<&'a P>,
 }
 
-/// The answer to an incoming request: exactly one of `result` and `error`.
+/// The answer to an incoming request: exactly one of `result` and `error`; `id: null` when the
+/// request's id could not be read.
 #[derive(Serialize)]
 pub(crate) struct OutgoingResponse<'a> {
     pub(crate) jsonrpc: &'static str,
-    pub(crate) id: &'a Id,
+    pub(crate) id: Option<&'a Id>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) result: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -25,7 +25,7 @@ pub mod source;
 pub mod text;
 pub mod worktree;
 
-pub use error::{Error, ExitStatus, FailClass, Result};
+pub use error::{Error, ExitStatus, FailClass, Result, Role};
 pub use host::process::{DEFAULT_HOST_COMMAND, HostCommand, HostConfig, HostProcess};
 pub use host::{
     CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor,

@@ -1,23 +1,33 @@
 //! A JSON-RPC 2.0 peer over NDJSON: one connection, both directions, no knowledge of any method.
 //!
 //! Outgoing requests: a request is registered and queued before its future is returned, so wire
-//! order is call order. Every request has a deadline; on deadline or when the caller drops the
+//! order is call order. The outgoing queue is bounded (`max_queued_outgoing` frames): when it is
+//! full, a request waits for room inside its future (in the order the waiting futures are first
+//! polled), and what the reader task itself must send (an error reply to a refused request, a
+//! `$/cancelRequest`) is dropped and counted rather than waited for, so a side that does not read
+//! its input cannot stall our reading. Every request has a deadline, waiting for room included; on deadline or when the caller drops the
 //! future, the peer sends `$/cancelRequest {id}` and forgets the id. A late reply to a forgotten id
 //! is dropped and counted; a reply to an id never issued, or one with both `result` and `error`, is
-//! a protocol strike (the latter also fails its request as malformed). `$/progress` whose token is
-//! one of our pending request ids goes to that request's [`ProgressSender`]. When the input ends,
-//! every pending request fails at once.
+//! a protocol strike (the latter also fails its request as malformed). A reply longer than the frame
+//! cap fails its request at once as malformed (`contract`): its id is read from the head of the line
+//! or, when the head does not tell, it is the only request pending. `$/progress` whose token is one
+//! of our pending request ids goes to that request's [`ProgressSender`]. When the input ends, every
+//! pending request fails at once. Errors name the other side by its [`Role`].
 //!
 //! Incoming requests are served by a [`Handler`], each on its own task: at most
 //! `max_concurrent_incoming` run at once and `max_queued_incoming` wait; past that a request is
 //! answered at once with a retryable `health` error. A handler that panics gets an error reply and
 //! the peer keeps serving; `$/cancelRequest` from the other side aborts the handler. A request whose
-//! id is already in flight is answered with an error, never silently merged.
+//! id is already in flight is answered with an error, never silently merged. On the server side
+//! ([`serve`]), a line that is not JSON gets -32700 and one that is no JSON-RPC message or is longer
+//! than the cap gets -32600, each with the id if it can be read (`null` otherwise).
 //!
 //! The peer knows two method names only, both JSON-RPC conventions shared with LSP:
 //! [`CANCEL_REQUEST`] and [`PROGRESS`].
 
+mod head;
 mod incoming;
+mod outgoing;
 mod progress;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -38,11 +48,9 @@ pub use progress::{
     PROGRESS_QUEUE, ProgressReceiver, ProgressSender, progress_channel, progress_channel_with,
 };
 
-use crate::error::{Error, ExitStatus, FailClass, Result};
-use crate::framing::{FrameReader, FrameStats, FrameWriter};
-use crate::jsonrpc::{
-    ErrorObject, Id, Incoming, Message, OutgoingNotification, OutgoingRequest, OutgoingResponse,
-};
+use crate::error::{Error, ExitStatus, FailClass, Result, Role};
+use crate::framing::{Frame, FrameReader, FrameStats};
+use crate::jsonrpc::{ErrorObject, Id, Incoming, Message, OutgoingNotification};
 
 /// `$/cancelRequest {id}`: the sender no longer wants the answer to request `id`.
 pub const CANCEL_REQUEST: &str = "$/cancelRequest";
@@ -69,6 +77,11 @@ pub struct PeerConfig {
     /// Incoming requests waiting beyond the running ones (default 256); past this an incoming
     /// request is answered at once with a retryable `health` error.
     pub max_queued_incoming: usize,
+    /// Frames waiting to be written (default 1024); see the module doc for what waits and what is
+    /// dropped when the queue is full.
+    pub max_queued_outgoing: usize,
+    /// Who the other side is, as error messages name it (default [`Role::Host`]).
+    pub role: Role,
 }
 
 impl Default for PeerConfig {
@@ -78,6 +91,8 @@ impl Default for PeerConfig {
             max_frame: crate::framing::DEFAULT_MAX_FRAME,
             max_concurrent_incoming: 16,
             max_queued_incoming: 256,
+            max_queued_outgoing: 1024,
+            role: Role::Host,
         }
     }
 }
@@ -110,6 +125,9 @@ pub struct PeerStats {
     pub skipped_frames: u64,
     /// Incoming requests refused because too many were running and queued.
     pub refused_incoming: u64,
+    /// Frames the reader task could not queue because the outgoing queue was full (error replies,
+    /// `$/cancelRequest`).
+    pub dropped_outgoing: u64,
 }
 
 /// Resolves how the other side ended once its output closed: exit status and the tail of its
@@ -234,7 +252,11 @@ enum Answer {
 struct Shared {
     next_id: AtomicI64,
     state: Mutex<State>,
-    outgoing: mpsc::UnboundedSender<Outgoing>,
+    outgoing: mpsc::Sender<Outgoing>,
+    /// Frames dropped because the outgoing queue was full.
+    dropped_outgoing: AtomicU64,
+    /// The server side of [`serve`]: unreadable lines get an error reply.
+    serving: bool,
     late_replies: AtomicU64,
     /// Deadlines missed since the last reply that came in time.
     missed_in_a_row: AtomicU32,
@@ -277,12 +299,29 @@ impl Peer {
         R: AsyncBufRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (outgoing, queue) = mpsc::unbounded_channel();
+        Peer::start(reader, writer, config, handler, probe, false)
+    }
+
+    fn start<R, W>(
+        reader: R,
+        writer: W,
+        config: PeerConfig,
+        handler: Arc<dyn Handler>,
+        probe: ExitProbe,
+        serving: bool,
+    ) -> Peer
+    where
+        R: AsyncBufRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (outgoing, queue) = mpsc::channel(config.max_queued_outgoing.max(1));
         let frames = Arc::new(FrameStats::default());
         let shared = Arc::new(Shared {
             next_id: AtomicI64::new(1),
             state: Mutex::new(State::default()),
             outgoing,
+            dropped_outgoing: AtomicU64::new(0),
+            serving,
             late_replies: AtomicU64::new(0),
             protocol_strikes: AtomicU64::new(0),
             missed_in_a_row: AtomicU32::new(0),
@@ -293,7 +332,7 @@ impl Peer {
             served: incoming::Served::new(&config),
             config,
         });
-        tokio::spawn(write_loop(writer, queue, shared.written.clone()));
+        tokio::spawn(outgoing::write_loop(writer, queue, shared.written.clone()));
         let framer = FrameReader::new(reader, shared.config.max_frame, frames);
         tokio::spawn(read_loop(framer, shared.clone(), probe));
         Peer { shared }
@@ -309,22 +348,38 @@ impl Peer {
         let timeout = options
             .timeout
             .unwrap_or(self.shared.config.request_timeout);
-        let registered = self.register(method, params, options.progress);
+        let shared = self.shared.clone();
+        let mut prepared = shared.prepare(method, params, options.progress);
+        // Queued now when there is room, so that the wire order is the call order.
+        let queued = match &mut prepared {
+            Ok(request) => shared
+                .outgoing
+                .clone()
+                .try_reserve_owned()
+                .ok()
+                .map(|permit| shared.register(request.take(), permit)),
+            Err(_) => None,
+        };
         let method = method.to_owned();
         async move {
-            let (receiver, mut guard) = registered?;
-            match tokio::time::timeout(timeout, receiver).await {
-                Ok(Ok(outcome)) => {
+            let request = prepared?;
+            let answer = async {
+                let (receiver, guard) = match queued {
+                    Some(registered) => registered?,
+                    None => shared.register_when_room(request).await?,
+                };
+                Ok::<_, Error>((receiver.await, guard))
+            };
+            match tokio::time::timeout(timeout, answer).await {
+                Ok(Err(error)) => Err(error),
+                Ok(Ok((outcome, mut guard))) => {
                     guard.answered = true;
-                    outcome
-                }
-                Ok(Err(_)) => {
-                    guard.answered = true;
-                    Err(guard.shared.closed_error())
+                    outcome.unwrap_or_else(|_| Err(shared.closed_error()))
                 }
                 Err(_) => {
-                    guard.shared.missed_in_a_row.fetch_add(1, Ordering::Relaxed);
+                    shared.missed_in_a_row.fetch_add(1, Ordering::Relaxed);
                     Err(Error::Timeout {
+                        role: shared.config.role,
                         method,
                         ms: timeout.as_millis() as u64,
                     })
@@ -342,10 +397,12 @@ impl Peer {
     ) -> impl Future<Output = Result<Reply<T>>> + Send + 'static + use<P, T> {
         let raw = self.request_raw(method, params, options);
         let method = method.to_owned();
-        async move { decode(&method, raw.await?) }
+        let role = self.shared.config.role;
+        async move { decode(role, &method, raw.await?) }
     }
 
-    /// Queues a notification, in call order with requests and replies.
+    /// Queues a notification, in call order with requests and replies. Fails (and sends nothing)
+    /// when the outgoing queue is full: the other side is not reading.
     pub fn notify<P: Serialize>(&self, method: &str, params: Option<&P>) -> Result<()> {
         let frame = serde_json::to_vec(&OutgoingNotification {
             jsonrpc: "2.0",
@@ -353,10 +410,14 @@ impl Peer {
             params,
         })
         .map_err(|e| Error::Input(format!("cannot encode {method} params: {e}")))?;
-        self.shared
-            .outgoing
-            .send(Outgoing::Frame(frame))
-            .map_err(|_| self.shared.closed_error())
+        match self.shared.outgoing.try_send(Outgoing::Frame(frame)) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(Error::Unavailable(format!(
+                "the {} is not reading its input: {method} not sent",
+                self.shared.config.role
+            ))),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(self.shared.closed_error()),
+        }
     }
 
     /// Whether the input has ended.
@@ -377,7 +438,18 @@ impl Peer {
 
     /// Closes our output once everything queued before has been written.
     pub fn close_input(&self) {
-        let _ = self.shared.outgoing.send(Outgoing::CloseInput);
+        if let Err(mpsc::error::TrySendError::Full(close)) =
+            self.shared.outgoing.try_send(Outgoing::CloseInput)
+        {
+            let outgoing = self.shared.outgoing.clone();
+            tokio::spawn(async move { outgoing.send(close).await });
+        }
+    }
+
+    /// How many frames wait in the outgoing queue.
+    pub fn queued_outgoing(&self) -> usize {
+        let outgoing = &self.shared.outgoing;
+        outgoing.max_capacity() - outgoing.capacity()
     }
 
     pub fn stats(&self) -> PeerStats {
@@ -386,6 +458,7 @@ impl Peer {
             protocol_strikes: self.shared.protocol_strikes.load(Ordering::Relaxed),
             skipped_frames: self.shared.frames.skipped(),
             refused_incoming: self.shared.served.refused(),
+            dropped_outgoing: self.shared.dropped_outgoing.load(Ordering::Relaxed),
         }
     }
 
@@ -394,56 +467,12 @@ impl Peer {
     pub fn missed_deadlines_in_a_row(&self) -> u32 {
         self.shared.missed_in_a_row.load(Ordering::Relaxed)
     }
-
-    /// Registers the request and queues its frame, synchronously.
-    fn register<P: Serialize>(
-        &self,
-        method: &str,
-        params: Option<&P>,
-        progress: Option<ProgressSender>,
-    ) -> Result<(oneshot::Receiver<Result<Box<RawValue>>>, Inflight)> {
-        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = serde_json::to_vec(&OutgoingRequest {
-            jsonrpc: "2.0",
-            id,
-            method,
-            params,
-        })
-        .map_err(|e| Error::Input(format!("cannot encode {method} params: {e}")))?;
-        let (reply, receiver) = oneshot::channel();
-        let mut state = self.shared.lock();
-        if state.closed.is_some() {
-            drop(state);
-            return Err(self.shared.closed_error());
-        }
-        state.pending.insert(
-            id,
-            Pending {
-                method: method.to_owned(),
-                reply,
-                progress,
-            },
-        );
-        // Queued under the lock, so the order of ids on the wire is the order of calls.
-        if self.shared.outgoing.send(Outgoing::Frame(frame)).is_err() {
-            state.pending.remove(&id);
-            drop(state);
-            return Err(self.shared.closed_error());
-        }
-        Ok((
-            receiver,
-            Inflight {
-                shared: self.shared.clone(),
-                id,
-                answered: false,
-            },
-        ))
-    }
 }
 
 /// Serves one byte-stream pair (e.g. this process's stdin and stdout) until the input ends, then
 /// waits up to `drain` for the running handlers (cancelling those still running after it) and for
-/// their replies to be written.
+/// their replies to be written. Lines that are no JSON-RPC message get an error reply (see the
+/// module doc).
 pub async fn serve<R, W>(
     reader: R,
     writer: W,
@@ -457,7 +486,7 @@ where
 {
     let probe: ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
     let reader = BufReader::with_capacity(READ_BUFFER, reader);
-    let peer = Peer::connect(reader, writer, config, handler, probe);
+    let peer = Peer::start(reader, writer, config, handler, probe, true);
     peer.closed().await;
     let served = &peer.shared.served;
     if tokio::time::timeout(drain, served.idle()).await.is_err() {
@@ -477,10 +506,11 @@ where
     Ok(())
 }
 
-fn decode<T: DeserializeOwned>(method: &str, raw: Box<RawValue>) -> Result<Reply<T>> {
+fn decode<T: DeserializeOwned>(role: Role, method: &str, raw: Box<RawValue>) -> Result<Reply<T>> {
     match serde_json::from_str(raw.get()) {
         Ok(value) => Ok(Reply { value, raw }),
         Err(e) => Err(Error::Malformed {
+            role,
             method: method.to_owned(),
             detail: e.to_string(),
         }),
@@ -524,12 +554,15 @@ impl Shared {
     }
 
     fn closed_error(&self) -> Error {
+        let role = self.config.role;
         match &self.lock().closed {
             Some((status, tail)) => Error::HostExited {
+                role,
                 status: status.clone(),
                 stderr_tail: tail.clone(),
             },
             None => Error::HostExited {
+                role,
                 status: ExitStatus::Unknown,
                 stderr_tail: String::new(),
             },
@@ -553,52 +586,68 @@ impl Shared {
         self.send_notification(CANCEL_REQUEST, &params);
     }
 
-    fn send_notification(&self, method: &str, params: &Value) {
-        let notification = OutgoingNotification {
-            jsonrpc: "2.0",
-            method,
-            params: Some(params),
-        };
-        if let Ok(frame) = serde_json::to_vec(&notification) {
-            let _ = self.outgoing.send(Outgoing::Frame(frame));
-        }
-    }
-
-    /// Queues the answer to an incoming request.
-    fn reply(&self, id: &Id, outcome: std::result::Result<Box<RawValue>, ErrorObject>) {
-        let response = match &outcome {
-            Ok(result) => OutgoingResponse {
-                jsonrpc: "2.0",
-                id,
-                result: Some(result),
-                error: None,
-            },
-            Err(error) => OutgoingResponse {
-                jsonrpc: "2.0",
-                id,
-                result: None,
-                error: Some(error),
-            },
-        };
-        match serde_json::to_vec(&response) {
-            Ok(frame) => {
-                let _ = self.outgoing.send(Outgoing::Frame(frame));
-            }
-            Err(e) => tracing::error!(error = %e, "could not encode a reply"),
-        }
-    }
-
     fn strike(&self, what: &str) {
         self.protocol_strikes.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("protocol strike: {what}");
     }
 
+    /// A line that is no message: the server side answers it (`id: null`).
+    fn unreadable(&self, code: i64, why: &str) {
+        if self.serving {
+            let error = error_object(code, why.to_owned(), FailClass::Contract, false);
+            self.reply(None, Err(error));
+        }
+    }
+
+    /// A line longer than the frame cap: fails the request it answers, or answers the request it
+    /// is (server side); see the module doc.
+    fn oversize(&self, head: &[u8]) {
+        let head = head::read(head);
+        let max = self.config.max_frame;
+        if head.method {
+            if self.serving {
+                let why = format!("invalid request: the message is longer than {max} bytes");
+                let error = error_object(-32600, why, FailClass::Contract, false);
+                self.reply(head.id.as_ref(), Err(error));
+            }
+            return;
+        }
+        let pending = {
+            let mut state = self.lock();
+            let id = match head.id {
+                Some(Id::Number(id)) => Some(id),
+                Some(_) => None,
+                None if state.pending.len() == 1 => state.pending.keys().next().copied(),
+                None => None,
+            };
+            id.and_then(|id| state.pending.remove(&id))
+        };
+        let Some(pending) = pending else {
+            self.strike("a reply longer than the frame cap, to no request pending");
+            return;
+        };
+        self.missed_in_a_row.store(0, Ordering::Relaxed);
+        let error = Error::Malformed {
+            role: self.config.role,
+            method: pending.method,
+            detail: format!("the reply is longer than the {max}-byte frame cap"),
+        };
+        let _ = pending.reply.send(Err(error));
+    }
+}
+
+impl Shared {
     fn dispatch(self: &Arc<Self>, line: &str) {
         let incoming: Incoming = match serde_json::from_str(line) {
             Ok(incoming) => incoming,
             Err(e) => {
                 self.frames.not_json.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error = %e, line = %preview(line), "skipped a host line that is not a JSON-RPC message");
+                tracing::warn!(error = %e, line = %preview(line), "skipped a line that is not a JSON-RPC message");
+                if serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok() {
+                    self.unreadable(-32600, "invalid request: not a JSON-RPC message");
+                } else {
+                    self.unreadable(-32700, "parse error: the message is not JSON");
+                }
                 return;
             }
         };
@@ -638,7 +687,10 @@ impl Shared {
             }
             Message::Notification { method, params } => self.handler.notification(&method, params),
             Message::Request { id, method, params } => incoming::admit(self, id, method, params),
-            Message::Invalid(why) => self.strike(why),
+            Message::Invalid(why) => {
+                self.strike(why);
+                self.unreadable(-32600, &format!("invalid request: {why}"));
+            }
         }
     }
 
@@ -659,8 +711,9 @@ impl Shared {
         self.missed_in_a_row.store(0, Ordering::Relaxed);
         let outcome = match answer {
             Answer::Result(result) => Ok(result),
-            Answer::Error(error) => Err(refused(&pending.method, error)),
+            Answer::Error(error) => Err(refused(self.config.role, &pending.method, error)),
             Answer::Conflicting => Err(Error::Malformed {
+                role: self.config.role,
                 method: pending.method.clone(),
                 detail: "the reply has both a result and an error".into(),
             }),
@@ -703,6 +756,7 @@ impl Shared {
         self.closed.send_replace(true);
         for p in pending {
             let _ = p.reply.send(Err(Error::HostExited {
+                role: self.config.role,
                 status: status.clone(),
                 stderr_tail: tail.clone(),
             }));
@@ -711,7 +765,7 @@ impl Shared {
 }
 
 /// An error response as an [`Error`], classed by `data.failClass` (or by its code).
-fn refused(method: &str, error: ErrorObject) -> Error {
+fn refused(role: Role, method: &str, error: ErrorObject) -> Error {
     let data = error.data.as_ref();
     let class = data
         .and_then(|d| d.get("failClass"))
@@ -722,6 +776,7 @@ fn refused(method: &str, error: ErrorObject) -> Error {
         .and_then(Value::as_bool);
     let fail_class = class.unwrap_or_else(|| FailClass::from_code(error.code));
     Error::Refused {
+        role,
         method: method.to_owned(),
         code: error.code,
         message: error.message,
@@ -744,7 +799,11 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
 ) {
     loop {
         match framer.next_frame().await {
-            Ok(Some(line)) => shared.dispatch(line),
+            Ok(Some(Frame::Text(line))) => shared.dispatch(line),
+            Ok(Some(Frame::Oversize { head })) => shared.oversize(head),
+            Ok(Some(Frame::NotUtf8)) => {
+                shared.unreadable(-32700, "parse error: the message is not UTF-8")
+            }
             Ok(None) => break,
             Err(e) => {
                 tracing::warn!(error = %e, "reading the connection failed");
@@ -755,35 +814,6 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
     let (status, tail) = probe().await;
     tracing::debug!(%status, "connection closed");
     shared.close(status, tail);
-}
-
-/// Writes the queued frames in order; frames queued meanwhile are written together, and flushed
-/// once the queue is empty (so the other side gets many messages in one read, not one read each).
-async fn write_loop<W: AsyncWrite + Unpin>(
-    writer: W,
-    mut queue: mpsc::UnboundedReceiver<Outgoing>,
-    written: watch::Sender<bool>,
-) {
-    let mut writer = FrameWriter::new(writer);
-    while let Some(message) = queue.recv().await {
-        let outcome = match message {
-            Outgoing::Frame(frame) => match writer.write(&frame).await {
-                Ok(()) if queue.is_empty() => writer.flush().await,
-                outcome => outcome,
-            },
-            Outgoing::CloseInput => {
-                let _ = writer.flush().await;
-                break;
-            }
-        };
-        if let Err(e) = outcome {
-            tracing::warn!(error = %e, "writing to the connection failed");
-            break;
-        }
-    }
-    // Dropping the writer closes the other side's input.
-    drop(writer);
-    written.send_replace(true);
 }
 
 #[cfg(test)]

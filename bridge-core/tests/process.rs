@@ -23,9 +23,11 @@ async fn a_crash_mid_request_names_the_exit_status_and_stderr_tail() {
     let err = process.client().status().await.unwrap_err();
     match &err {
         Error::HostExited {
+            role,
             status,
             stderr_tail,
         } => {
+            assert_eq!(*role, bridge_core::Role::Host);
             assert_eq!(*status, ExitStatus::Code(4));
             assert_eq!(stderr_tail, "fatal: index corrupt");
         }

@@ -1,11 +1,12 @@
 //! Fuzz target: arbitrary bytes through the NDJSON frame reader, with a small cap.
 //!
-//! Every frame must be valid UTF-8 (a `String`), hold no newline, and stay within the cap.
+//! Every frame must be valid UTF-8 (a `String`), hold no newline, and stay within the cap; the head
+//! kept of an oversize line is capped too.
 #![no_main]
 
 use std::sync::Arc;
 
-use bridge_core::framing::{FrameReader, FrameStats};
+use bridge_core::framing::{Frame, FrameReader, FrameStats, OVERSIZE_HEAD};
 use libfuzzer_sys::fuzz_target;
 
 const CAP: usize = 64;
@@ -22,8 +23,17 @@ fuzz_target!(|data: &[u8]| {
             .await
             .expect("in-memory reads cannot fail")
         {
-            assert!(!frame.contains('\n'), "a frame never holds a newline");
-            assert!(frame.len() <= CAP, "a frame never passes the cap");
+            match frame {
+                Frame::Text(frame) => {
+                    assert!(!frame.contains('\n'), "a frame never holds a newline");
+                    assert!(frame.len() <= CAP, "a frame never passes the cap");
+                }
+                Frame::Oversize { head } => {
+                    assert!(head.len() <= OVERSIZE_HEAD, "a head is capped");
+                    assert!(!head.contains(&b'\n'), "a head never holds a newline");
+                }
+                Frame::NotUtf8 => {}
+            }
         }
     });
 });

@@ -118,6 +118,7 @@ impl Answer {
     /// The decision as the document at `path` shows it: its findings decoded, the others counted.
     pub(crate) fn at(self, path: &str) -> bridge_core::Result<Checked> {
         let malformed = |e: serde_json::Error| bridge_core::Error::Malformed {
+            role: bridge_core::Role::Host,
             method: METHOD.to_owned(),
             detail: e.to_string(),
         };

@@ -82,6 +82,7 @@ mod tests {
     #[test]
     fn each_error_names_its_fail_class() {
         let timeout = Error::from(bridge_core::Error::Timeout {
+            role: bridge_core::Role::Host,
             method: "host/status".into(),
             ms: 5,
         });

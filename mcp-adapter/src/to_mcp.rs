@@ -331,6 +331,7 @@ pub(crate) fn answered(method: &str, receipt: &bridge_core::proto::Receipt) -> R
         return Ok(());
     }
     Err(Error::Host(bridge_core::Error::Malformed {
+        role: bridge_core::Role::Host,
         method: method.to_owned(),
         detail: "the answer carries no receipt (an empty or non-object result is no answer)"
             .to_owned(),
@@ -536,6 +537,7 @@ mod tests {
     #[test]
     fn failures_are_tool_results_naming_the_fail_class_and_cause() {
         let error = Error::from(bridge_core::Error::Timeout {
+            role: bridge_core::Role::Host,
             method: "host/status".into(),
             ms: 250,
         });

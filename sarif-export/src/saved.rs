@@ -117,6 +117,7 @@ fn host_error(error: Value) -> bridge_core::Error {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     bridge_core::Error::Refused {
+        role: bridge_core::Role::Host,
         method: proto::EVALUATE_CHANGESET.to_owned(),
         code: error.code,
         message: bridge_core::text::untrusted(&error.message, 500).into_owned(),

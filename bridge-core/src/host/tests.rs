@@ -116,6 +116,7 @@ async fn a_deadline_cancels_the_request_and_its_late_reply_is_counted() {
             protocol_strikes: 0,
             skipped_frames: 0,
             refused_incoming: 0,
+            dropped_outgoing: 0,
         }
     );
 }

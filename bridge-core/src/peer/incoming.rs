@@ -84,7 +84,7 @@ pub(super) fn admit(shared: &Arc<Shared>, id: Id, method: String, params: Option
                 FailClass::Contract,
                 false,
             );
-            shared.reply(&id, Err(error));
+            shared.reply(Some(&id), Err(error));
             return;
         }
         if inflight.len() >= served.limit {
@@ -97,7 +97,7 @@ pub(super) fn admit(shared: &Arc<Shared>, id: Id, method: String, params: Option
                 FailClass::Health,
                 true,
             );
-            shared.reply(&id, Err(error));
+            shared.reply(Some(&id), Err(error));
             return;
         }
         inflight.insert(id.clone(), Some(cancel));
@@ -144,7 +144,7 @@ async fn run(shared: Arc<Shared>, request: IncomingRequest, mut cancelled: onesh
     }
     .await;
     shared.served.lock().remove(&id);
-    shared.reply(&id, outcome);
+    shared.reply_when_room(Some(&id), outcome).await;
     shared.served.active.send_modify(|n| *n -= 1);
 }
 

@@ -418,3 +418,199 @@ async fn serve_cancels_what_is_still_running_after_the_drain() {
     within(server).await.unwrap().unwrap();
     assert_eq!(error_code(&raw.recv().await), -32800);
 }
+
+/// A server over in-memory pipes, as [`serve`] runs it, and the client's raw end.
+fn served(handler: Arc<dyn Handler>, config: PeerConfig) -> Raw {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(ours);
+    tokio::spawn(serve(read, write, config, handler, Duration::from_secs(20)));
+    let (raw_read, raw_write) = tokio::io::split(theirs);
+    Raw {
+        lines: BufReader::new(raw_read).lines(),
+        write: raw_write,
+    }
+}
+
+#[tokio::test]
+async fn serve_answers_lines_that_are_no_message_with_a_null_id_and_goes_on() {
+    let config = PeerConfig {
+        max_frame: 256,
+        ..PeerConfig::default()
+    };
+    let mut raw = served(TestHandler::new(), config);
+    raw.write.write_all(b"this is not json\n").await.unwrap();
+    raw.write.write_all(b"\xff\xfe\n").await.unwrap();
+    raw.write.write_all(b"[1, 2]\n").await.unwrap();
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"echo","params":"{}"}}"#,
+        "x".repeat(300)
+    );
+    raw.write.write_all(long.as_bytes()).await.unwrap();
+    raw.write.write_all(b"\n").await.unwrap();
+    raw.request(json!(1), "echo", json!("still here")).await;
+    for (code, id) in [
+        (-32700, Value::Null),
+        (-32700, Value::Null),
+        (-32600, Value::Null),
+        (-32600, json!(9)),
+    ] {
+        let reply = raw.recv().await;
+        assert_eq!(error_code(&reply), code, "{reply}");
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["jsonrpc"], "2.0");
+    }
+    assert_eq!(
+        raw.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": "still here"})
+    );
+}
+
+#[tokio::test]
+async fn a_client_peer_does_not_answer_junk_lines() {
+    let (peer, mut raw) = raw_pair(PeerConfig::default(), Arc::new(NoRequests));
+    raw.write.write_all(b"junk\n").await.unwrap();
+    let call = peer.request_raw("ask", Some(&json!({})), CallOptions::default());
+    let request = raw.recv().await;
+    assert_eq!(request["method"], "ask", "the junk got no reply: {request}");
+    raw.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": 1}))
+        .await;
+    within(call).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_oversize_reply_fails_its_request_at_once_as_a_contract_error() {
+    let config = PeerConfig {
+        max_frame: 4096,
+        // The answer must not wait for the deadline.
+        request_timeout: Duration::from_secs(3600),
+        ..PeerConfig::default()
+    };
+    let (peer, mut raw) = raw_pair(config, Arc::new(NoRequests));
+    let first = peer.request_raw("first", Some(&json!({})), CallOptions::default());
+    let second = peer.request_raw("second", Some(&json!({})), CallOptions::default());
+    let (a, b) = (raw.recv().await, raw.recv().await);
+    let huge = "x".repeat(10_000);
+    // The id comes first, as JSON-RPC envelopes put it: the second call fails, the first waits on.
+    raw.send(json!({"jsonrpc": "2.0", "id": b["id"], "result": {"findings": huge}}))
+        .await;
+    let err = within(second).await.unwrap_err();
+    assert_eq!(err.fail_class(), FailClass::Contract, "{err}");
+    assert!(
+        err.to_string()
+            .contains("second with a malformed result: the reply is longer than the 4096-byte"),
+        "{err}"
+    );
+    // With one call left, a reply whose head does not tell its id is that call's.
+    raw.write
+        .write_all(format!("{{\"result\":\"{huge}\",\"id\":{}}}\n", a["id"]).as_bytes())
+        .await
+        .unwrap();
+    let err = within(first).await.unwrap_err();
+    assert!(matches!(err, Error::Malformed { .. }), "{err}");
+    assert_eq!(peer.stats().skipped_frames, 2);
+    assert_eq!(peer.stats().protocol_strikes, 0);
+}
+
+#[tokio::test]
+async fn errors_name_the_role_of_the_other_side() {
+    let config = PeerConfig {
+        role: Role::Provider,
+        ..PeerConfig::default()
+    };
+    let (peer, mut raw) = raw_pair(config, Arc::new(NoRequests));
+    let call = peer.request_raw(
+        "provider/check",
+        Some(&json!({})),
+        CallOptions {
+            timeout: Some(Duration::from_millis(1)),
+            progress: None,
+        },
+    );
+    let err = within(call).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "provider did not answer provider/check within 1 ms"
+    );
+    let refused = peer.request_raw("provider/x", Some(&json!({})), CallOptions::default());
+    let mut request = raw.recv().await;
+    while request["method"] != "provider/x" {
+        request = raw.recv().await;
+    }
+    raw.send(json!({"jsonrpc": "2.0", "id": request["id"],
+        "error": {"code": -32602, "message": "no"}}))
+        .await;
+    let err = within(refused).await.unwrap_err();
+    assert!(
+        err.to_string().starts_with("provider refused provider/x"),
+        "{err}"
+    );
+    drop(raw);
+    peer.closed().await;
+    let err = peer.closed_reason().unwrap();
+    assert!(
+        err.to_string().starts_with("provider closed its stdout"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_outgoing_queue_is_bounded_and_a_full_queue_does_not_stall_the_reader() {
+    let config = PeerConfig {
+        max_queued_outgoing: 4,
+        ..PeerConfig::default()
+    };
+    // A pipe smaller than one frame: the writer blocks on the first frame until the other side reads.
+    let (ours, theirs) = tokio::io::duplex(64);
+    let (read, write) = tokio::io::split(ours);
+    let peer = Peer::connect(
+        BufReader::new(read),
+        write,
+        config,
+        Arc::new(NoRequests),
+        probe(),
+    );
+    let (raw_read, raw_write) = tokio::io::split(theirs);
+    let mut raw = Raw {
+        lines: BufReader::new(raw_read).lines(),
+        write: raw_write,
+    };
+    let big = "y".repeat(100_000);
+    let mut calls = Vec::new();
+    for _ in 0..50 {
+        let call = peer.request_raw("big", Some(&json!({"big": &big})), CallOptions::default());
+        calls.push(tokio::spawn(call));
+        assert!(peer.queued_outgoing() <= 4, "{}", peer.queued_outgoing());
+    }
+    // The other side still does not read, and floods us with requests under one id (each but the
+    // first refused by the reader, with a reply that cannot be queued): the reader goes on, and
+    // routes the reply to the first call.
+    for _ in 0..20 {
+        raw.request(json!("r"), "x", json!({})).await;
+    }
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "result": "one"}))
+        .await;
+    let first = within(calls.remove(0)).await.unwrap().unwrap();
+    assert_eq!(first.get(), "\"one\"");
+    assert!(peer.queued_outgoing() <= 4);
+    assert!(peer.stats().dropped_outgoing > 0, "{:?}", peer.stats());
+
+    // Once the other side reads, every waiting request goes out, each exactly once.
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 50 {
+        let message = raw.recv().await;
+        if message["id"] == "r" {
+            assert_eq!(error_code(&message), -32601, "{message}");
+        }
+        if message["method"] == "big" {
+            let id = message["id"].as_i64().unwrap();
+            assert!(seen.insert(id), "id {id} sent twice");
+            if id != 1 {
+                raw.send(json!({"jsonrpc": "2.0", "id": id, "result": id}))
+                    .await;
+            }
+        }
+    }
+    for call in calls {
+        within(call).await.unwrap().unwrap();
+    }
+}

@@ -73,6 +73,7 @@ impl Session {
         let config = PeerConfig {
             request_timeout: spec.timeout,
             max_frame: MAX_PROVIDER_FRAME,
+            role: bridge_core::Role::Provider,
             ..PeerConfig::default()
         };
         let child_spec = ChildSpec::new(
@@ -318,6 +319,7 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
         E::HostExited {
             status,
             stderr_tail,
+            ..
         } => Failure::new(
             "crashed",
             "crashed",

@@ -137,8 +137,9 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
 /// A missed deadline named with the client's `timeoutMs` rather than the bridge's longer wait.
 fn client_deadline(error: Error, timeout_ms: Option<u32>) -> Error {
     match (error, timeout_ms) {
-        (Error::Host(bridge_core::Error::Timeout { method, .. }), Some(ms)) => {
+        (Error::Host(bridge_core::Error::Timeout { role, method, .. }), Some(ms)) => {
             Error::Host(bridge_core::Error::Timeout {
+                role,
                 method,
                 ms: u64::from(ms),
             })
@@ -376,6 +377,7 @@ mod tests {
     #[test]
     fn a_missed_deadline_names_the_clients_timeout() {
         let late = Error::Host(bridge_core::Error::Timeout {
+            role: bridge_core::Role::Host,
             method: "host/queryInspect".into(),
             ms: 3000,
         });
