@@ -84,10 +84,6 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 Line::End => return Ok(None),
                 Line::Oversize => {
                     self.stats.oversize.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(
-                        max = self.max_frame,
-                        "skipped a line longer than the frame cap"
-                    );
                     return Ok(Some(Frame::Oversize { head: &self.line }));
                 }
                 Line::Whole if self.line.iter().all(u8::is_ascii_whitespace) => continue,
@@ -101,7 +97,6 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 Err(error) => {
                     self.line = error.into_bytes();
                     self.stats.invalid_utf8.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("skipped a line that is not valid UTF-8");
                     Ok(Some(Frame::NotUtf8))
                 }
             };

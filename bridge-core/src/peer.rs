@@ -642,7 +642,8 @@ impl Shared {
             Ok(incoming) => incoming,
             Err(e) => {
                 self.frames.not_json.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error = %e, line = %preview(line), "skipped a line that is not a JSON-RPC message");
+                let role = self.config.role;
+                tracing::warn!(error = %e, line = %preview(line), "skipped a {role} line that is not a JSON-RPC message");
                 if serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok() {
                     self.unreadable(-32600, "invalid request: not a JSON-RPC message");
                 } else {
@@ -800,9 +801,15 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
     loop {
         match framer.next_frame().await {
             Ok(Some(Frame::Text(line))) => shared.dispatch(line),
-            Ok(Some(Frame::Oversize { head })) => shared.oversize(head),
+            Ok(Some(Frame::Oversize { head })) => {
+                let (role, max) = (shared.config.role, shared.config.max_frame);
+                tracing::warn!(max, "skipped a {role} line longer than the frame cap");
+                shared.oversize(head);
+            }
             Ok(Some(Frame::NotUtf8)) => {
-                shared.unreadable(-32700, "parse error: the message is not UTF-8")
+                let role = shared.config.role;
+                tracing::warn!("skipped a {role} line that is not valid UTF-8");
+                shared.unreadable(-32700, "parse error: the message is not UTF-8");
             }
             Ok(None) => break,
             Err(e) => {

@@ -76,7 +76,11 @@ where
         exit: exit.clone(),
         shutting_down: Arc::new(AtomicBool::new(false)),
     });
-    let served = peer::serve(reader, writer, PeerConfig::default(), handler, DRAIN);
+    let config = PeerConfig {
+        role: bridge_core::Role::Client,
+        ..PeerConfig::default()
+    };
+    let served = peer::serve(reader, writer, config, handler, DRAIN);
     tokio::select! {
         outcome = served => {
             if let Err(e) = outcome {
