@@ -8,7 +8,18 @@
 //! as JSON-RPC asks when the id cannot be read); a `tools/call` with params or arguments that are no
 //! object, or no tool name, is answered with -32602 and its own id. The replies go out on the same
 //! stdout as rmcp's own frames, one whole line at a time.
+//!
+//! rmcp keys its requests in flight by id and keeps one per id: a request reusing the id of one
+//! still in flight would leave one of the two unanswered. So the ids of the client's requests are
+//! kept from the moment the request passes to rmcp until rmcp's answer with that id goes out (or the
+//! client cancels it); a request reusing one of them is answered here with -32600 and its id, and
+//! never reaches rmcp.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
@@ -48,8 +59,14 @@ where
     let (to_rmcp, reader) = tokio::io::duplex(PIPE_BYTES);
     let (writer, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let (frames, queue) = mpsc::channel(QUEUED_FRAMES);
-    let checker = tokio::spawn(check(BufReader::new(input), to_rmcp, frames.clone()));
-    tokio::spawn(pump(BufReader::new(from_rmcp), frames));
+    let inflight = Inflight::default();
+    let checker = tokio::spawn(check(
+        BufReader::new(input),
+        to_rmcp,
+        frames.clone(),
+        inflight.clone(),
+    ));
+    tokio::spawn(pump(BufReader::new(from_rmcp), frames, inflight));
     let output = tokio::spawn(write(queue, output));
     Checked {
         reader,
@@ -59,11 +76,66 @@ where
     }
 }
 
+/// The ids of the client's requests that rmcp has and has not answered yet, each as its JSON text
+/// (so `1` and `"1"` stay apart).
+#[derive(Clone, Default)]
+struct Inflight(Arc<Mutex<HashSet<String>>>);
+
+impl Inflight {
+    fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The parts of a message the id bookkeeping needs.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+}
+
+/// The id text of a request (a message with a method and a string or number id).
+fn request_id(line: &[u8]) -> Option<String> {
+    let envelope: Envelope = serde_json::from_slice(line).ok()?;
+    envelope.method?;
+    match envelope.id? {
+        id @ (Value::String(_) | Value::Number(_)) => Some(id.to_string()),
+        _ => None,
+    }
+}
+
+/// The id text of a response (a message with an id and no method).
+fn response_id(line: &[u8]) -> Option<String> {
+    let envelope: Envelope = serde_json::from_slice(line).ok()?;
+    if envelope.method.is_some() {
+        return None;
+    }
+    envelope
+        .id
+        .filter(|id| !id.is_null())
+        .map(|id| id.to_string())
+}
+
+/// The id text a `notifications/cancelled` names.
+fn cancelled_id(line: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(line).ok()?;
+    if value.get("method")?.as_str()? != "notifications/cancelled" {
+        return None;
+    }
+    let id = value.get("params")?.get("requestId")?;
+    (id.is_string() || id.is_number()).then(|| id.to_string())
+}
+
 /// Reads the client's lines, passes the good ones to rmcp, answers the others.
 async fn check<R: AsyncBufRead + Unpin>(
     mut input: R,
     mut to_rmcp: DuplexStream,
     frames: mpsc::Sender<Vec<u8>>,
+    inflight: Inflight,
 ) {
     let mut line = Vec::new();
     loop {
@@ -75,7 +147,7 @@ async fn check<R: AsyncBufRead + Unpin>(
                 INVALID_REQUEST,
                 &format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
             )),
-            Ok(Line::Whole) => verdict(trim(&line)),
+            Ok(Line::Whole) => verdict(trim(&line)).or_else(|| admit(trim(&line), &inflight)),
         };
         match reply {
             Some(frame) => {
@@ -92,6 +164,26 @@ async fn check<R: AsyncBufRead + Unpin>(
             }
         }
     }
+}
+
+/// Records the id of a request that goes to rmcp; the -32600 reply when that id is in flight.
+fn admit(line: &[u8], inflight: &Inflight) -> Option<Vec<u8>> {
+    if let Some(id) = cancelled_id(line) {
+        // rmcp sends no answer to a cancelled request: its id is free again.
+        inflight.lock().remove(&id);
+        return None;
+    }
+    let id = request_id(line)?;
+    if inflight.lock().insert(id.clone()) {
+        return None;
+    }
+    tracing::warn!(%id, "refused a request reusing the id of one in flight");
+    let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+    Some(error_frame(
+        &id,
+        INVALID_REQUEST,
+        &format!("Invalid Request: id {id} is already in flight"),
+    ))
 }
 
 /// The error reply a line deserves, or `None` when rmcp should have it.
@@ -145,13 +237,20 @@ fn error_frame(id: &Value, code: i64, message: &str) -> Vec<u8> {
     bytes
 }
 
-/// Passes rmcp's frames on, one whole line each.
-async fn pump<R: AsyncBufRead + Unpin>(mut from_rmcp: R, frames: mpsc::Sender<Vec<u8>>) {
+/// Passes rmcp's frames on, one whole line each; an answer frees its id.
+async fn pump<R: AsyncBufRead + Unpin>(
+    mut from_rmcp: R,
+    frames: mpsc::Sender<Vec<u8>>,
+    inflight: Inflight,
+) {
     loop {
         let mut line = Vec::new();
         match from_rmcp.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {
+                if let Some(id) = response_id(&line) {
+                    inflight.lock().remove(&id);
+                }
                 if frames.send(line).await.is_err() {
                     return;
                 }
@@ -288,6 +387,40 @@ mod tests {
         ] {
             assert_eq!(reply(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn a_request_id_in_flight_is_refused_until_its_answer_goes_out() {
+        let inflight = Inflight::default();
+        let call =
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"asp_status"}}"#;
+        assert_eq!(admit(call, &inflight), None, "the first goes to rmcp");
+        let refusal: Value = serde_json::from_slice(&admit(call, &inflight).unwrap()).unwrap();
+        assert_eq!(refusal["error"]["code"], INVALID_REQUEST);
+        assert_eq!(refusal["id"], 7);
+        let other = br#"{"jsonrpc":"2.0","id":"7","method":"tools/list"}"#;
+        assert_eq!(admit(other, &inflight), None, "\"7\" is another id than 7");
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#).as_deref(),
+            Some("7")
+        );
+        inflight.lock().remove("7");
+        assert_eq!(
+            admit(call, &inflight),
+            None,
+            "answered, the id is free again"
+        );
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
+        assert_eq!(admit(cancel, &inflight), None);
+        assert_eq!(
+            admit(call, &inflight),
+            None,
+            "cancelled, the id is free again"
+        );
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(admit(note, &inflight), None);
+        assert_eq!(admit(note, &inflight), None, "notifications have no id");
     }
 
     #[tokio::test]

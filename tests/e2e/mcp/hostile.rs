@@ -225,3 +225,43 @@ fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
     assert_eq!(bridge.close().0, Some(0));
     scratch.assert_no_orphans();
 }
+
+#[test]
+fn a_request_id_reused_while_in_flight_is_refused_and_every_request_is_answered_once() {
+    let scratch = Scratch::new();
+    let host = fake(&scratch, "--hang-on host/capabilities");
+    let mut bridge = Bridge::start(&scratch, &host, &["--timeout-ms", "1500"], LEGACY);
+    let call = |tool: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": tool, "arguments": {}}})
+        .to_string()
+    };
+    // Both in one write: the second comes while the first waits for the hung host.
+    let both = format!("{}\n{}", call("asp_capabilities"), call("asp_status"));
+    send_line(&mut bridge, both.as_bytes());
+    let refusal = frame_with_id(&bridge, &json!(7));
+    assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already in flight")),
+        "{refusal}"
+    );
+    let first = frame_with_id(&bridge, &json!(7));
+    assert_failed(&first["result"], "health");
+    // Answered, the id may be used again.
+    send_line(&mut bridge, call("asp_status").as_bytes());
+    assert_ok(&frame_with_id(&bridge, &json!(7))["result"]);
+    let (code, stdout) = bridge.close();
+    assert_eq!(code, Some(0));
+    let answers = stdout
+        .iter()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|frame| frame["id"] == 7)
+        .count();
+    assert_eq!(
+        answers, 3,
+        "each of the three requests answered once: {stdout:#?}"
+    );
+    scratch.assert_no_orphans();
+}
