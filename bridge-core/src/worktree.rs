@@ -354,12 +354,14 @@ impl Worktree {
         };
         match reply {
             Err(Error::Refused {
+                role,
                 method,
                 code: STALE_BASELINE_CODE,
                 message,
                 fail_class,
                 retryable,
             }) => Err(Error::Refused {
+                role,
                 message: self
                     .refused_baseline(client, request, &sent, &what, &message)
                     .await,

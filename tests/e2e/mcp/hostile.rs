@@ -230,7 +230,7 @@ fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
 fn a_request_id_reused_while_in_flight_is_refused_and_every_request_is_answered_once() {
     let scratch = Scratch::new();
     let host = fake(&scratch, "--hang-on host/capabilities");
-    let mut bridge = Bridge::start(&scratch, &host, &["--timeout-ms", "1500"], LEGACY);
+    let mut bridge = start(&scratch, &host, &["--timeout-ms", "1500"], LEGACY);
     let call = |tool: &str| {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": tool, "arguments": {}}})
@@ -238,8 +238,8 @@ fn a_request_id_reused_while_in_flight_is_refused_and_every_request_is_answered_
     };
     // Both in one write: the second comes while the first waits for the hung host.
     let both = format!("{}\n{}", call("asp_capabilities"), call("asp_status"));
-    send_line(&mut bridge, both.as_bytes());
-    let refusal = frame_with_id(&bridge, &json!(7));
+    bridge.send_line(both.as_bytes());
+    let refusal = bridge.frame_with_id(&json!(7));
     assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
     assert!(
         refusal["error"]["message"]
@@ -247,11 +247,11 @@ fn a_request_id_reused_while_in_flight_is_refused_and_every_request_is_answered_
             .is_some_and(|m| m.contains("already in flight")),
         "{refusal}"
     );
-    let first = frame_with_id(&bridge, &json!(7));
+    let first = bridge.frame_with_id(&json!(7));
     assert_failed(&first["result"], "health");
     // Answered, the id may be used again.
-    send_line(&mut bridge, call("asp_status").as_bytes());
-    assert_ok(&frame_with_id(&bridge, &json!(7))["result"]);
+    bridge.send_line(call("asp_status").as_bytes());
+    assert_ok(&bridge.frame_with_id(&json!(7))["result"]);
     let (code, stdout) = bridge.close();
     assert_eq!(code, Some(0));
     let answers = stdout
