@@ -291,3 +291,49 @@ fn a_from_file_that_cannot_be_read_is_named_with_the_flag() {
     let run = bridge(&scratch, &["sarif", "--from", missing.to_str().unwrap()]);
     assert_failed(&run, 6, "input", &format!("--from {}", missing.display()));
 }
+
+/// An untracked file larger than the address space the bridge may use: a whole-file read to hash it
+/// would fail (an allocation failure aborts the process); read as it streams, it is hashed.
+#[test]
+fn an_untracked_file_larger_than_the_memory_limit_is_hashed_as_it_streams() {
+    const GIB: u64 = 1024 * 1024 * 1024;
+    let scratch = Scratch::git_repo();
+    let big = std::fs::File::create(scratch.path().join("big.bin")).unwrap();
+    big.set_len(GIB + GIB / 2).unwrap(); // sparse: no disk space used
+    drop(big);
+    let host = host_command(&format!("--record {}", scratch.marker().display()));
+    // `ulimit -v` (KiB) sets RLIMIT_AS for the bridge and what it starts; two malloc arenas keep
+    // the ordinary use of address space well under the limit.
+    let limited = format!("ulimit -v {}; exec \"$0\" \"$@\"", GIB / 1024);
+    let output = Command::new("sh")
+        .args(["-c", &limited])
+        .arg(crate::support::bridge_bin())
+        .args(["sarif", "--repo"])
+        .arg(scratch.path())
+        .args(["--host-command", &host, "--output", "-"])
+        .args(["--timeout-ms", "600000"])
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .env("MALLOC_ARENA_MAX", "2")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run asp-bridge sarif under a memory limit");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let sent = scratch
+        .recorded()
+        .into_iter()
+        .find(|m| m["method"] == "host/evaluateChangeset")
+        .unwrap_or_else(|| panic!("no evaluation sent; stderr: {stderr}"));
+    let changes = sent["params"]["changeset"]["changes"].as_array().unwrap();
+    let change = changes
+        .iter()
+        .find(|c| c["path"] == "big.bin")
+        .unwrap_or_else(|| panic!("big.bin not sent: {changes:?}"));
+    assert!(
+        change["after"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("blob:sha256:")),
+        "{change}"
+    );
+    scratch.assert_no_orphans();
+}
