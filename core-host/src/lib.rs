@@ -90,7 +90,13 @@ where
         () = exit.notified() => tracing::debug!("exit received"),
         () = terminated() => tracing::info!("terminated by a signal"),
     }
-    host.shutdown().await;
+    // The orderly stop of the providers takes up to its bound; a SIGTERM or SIGINT meanwhile (the
+    // runtime's handler now owns them, so they would otherwise be ignored) ends it at once: the
+    // stop is dropped, which kills each provider's process group.
+    tokio::select! {
+        () = host.shutdown() => {}
+        () = terminated() => tracing::info!("terminated while stopping the providers; killing them"),
+    }
     Ok(())
 }
 
