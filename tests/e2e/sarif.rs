@@ -447,6 +447,12 @@ fn a_hostile_working_tree_is_evaluated_without_following_anything() {
     let links = crate::support::hostile_tree(&scratch);
     let run = live(&scratch, "", &[]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // What was left out (special files, never opened) is named on the success line.
+    let line = run.stderr.lines().last().unwrap_or_default();
+    assert!(
+        line.contains("path(s) left out, not regular files:"),
+        "{line}"
+    );
     let recorded = scratch.recorded();
     let evaluate = recorded
         .iter()

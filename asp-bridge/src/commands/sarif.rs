@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use bridge_core::changeset::MergeBase;
+use bridge_core::changeset::{MergeBase, Skipped};
 use bridge_core::model::NotRun;
 use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
@@ -42,8 +42,11 @@ pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
         anyhow::bail!("--category must not be empty");
     }
     let output = Output::parse(&args.output)?;
-    let (decision, mut options) = match &args.from {
-        Some(file) => saved(file, args.repo.as_deref())?,
+    let (decision, mut options, left_out) = match &args.from {
+        Some(file) => {
+            let (decision, options) = saved(file, args.repo.as_deref())?;
+            (decision, options, Vec::new())
+        }
         None => live(&args).await?,
     };
     options.category = args.category;
@@ -72,7 +75,7 @@ pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
     let _ = writeln!(
         std::io::stderr(),
         "{}",
-        success_line(&summary, &not_run, &output)
+        success_line(&summary, &not_run, &left_out, &output)
     );
     Ok(())
 }
@@ -84,11 +87,32 @@ const NOT_RUN_NAMED: usize = 3;
 
 /// `asp-bridge: sarif: wrote N results to FILE (host decision D; …)`, on one line, host text
 /// filtered: what a person or a CI log sees of a run that worked.
-fn success_line(summary: &sarif_export::Summary, not_run: &[NotRun], output: &Output) -> String {
+fn success_line(
+    summary: &sarif_export::Summary,
+    not_run: &[NotRun],
+    left_out: &[Skipped],
+    output: &Output,
+) -> String {
     let mut line = format!(
         "asp-bridge: sarif: wrote {} result(s) to {output} (host decision {}",
         summary.results, summary.decision
     );
+    if !left_out.is_empty() {
+        let named: Vec<&str> = left_out
+            .iter()
+            .take(NOT_RUN_NAMED)
+            .map(|s| s.path.as_str())
+            .collect();
+        let more = left_out.len().saturating_sub(NOT_RUN_NAMED);
+        line.push_str(&format!(
+            "; {} path(s) left out, not regular files: {}",
+            left_out.len(),
+            named.join(", ")
+        ));
+        if more > 0 {
+            line.push_str(&format!(" and {more} more"));
+        }
+    }
     if summary.omitted_results > 0 {
         line.push_str(&format!(
             "; {} result(s) left out past the limits",
@@ -132,7 +156,7 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
 /// Asks the host: status (the handshake, for the baseline), then the evaluation of the working tree
 /// at the `sweep` call site (in batches past `--batch-files`, with a progress line per batch); the
 /// host is shut down whatever the outcome.
-async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
+async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options, Vec<Skipped>)> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
     let mut config = crate::one_shot_config(&args.host, &repo)?;
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
@@ -200,7 +224,7 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options)> {
         ended_at: Some(SystemTime::now()),
         ..Options::default()
     };
-    Ok((evaluation.decision, options))
+    Ok((evaluation.decision, options, evaluation.skipped))
 }
 
 /// The line that says an evaluation had nothing to send, and what to do about it.
@@ -336,7 +360,7 @@ mod tests {
     fn the_success_line_names_results_file_decision_and_what_did_not_run() {
         let out = Output::File(PathBuf::from("out.sarif"));
         assert_eq!(
-            success_line(&summary(2, 0), &[], &out),
+            success_line(&summary(2, 0), &[], &[], &out),
             "asp-bridge: sarif: wrote 2 result(s) to out.sarif (host decision deny; everything required ran)"
         );
         let not_run: Vec<NotRun> = (0..5)
@@ -346,7 +370,15 @@ mod tests {
                 detail: String::new(),
             })
             .collect();
-        let line = success_line(&summary(1, 4), &not_run, &out);
+        let left_out = [Skipped {
+            path: "pipe\u{1b}]0;x".into(),
+            why: "a FIFO".into(),
+        }];
+        let line = success_line(&summary(1, 4), &not_run, &left_out, &out);
+        assert!(
+            line.contains("; 1 path(s) left out, not regular files: pipe]0;x;"),
+            "{line}"
+        );
         assert!(line.contains("4 result(s) left out"), "{line}");
         assert!(
             line.contains("did not run: p0 [2Kasp-bridge: ok (missing)"),
