@@ -39,6 +39,8 @@ const ANSWER_MAX_BYTES: usize = 8 * 1024 * 1024;
 const KEPT_MAX_BYTES: usize = 32 * 1024 * 1024;
 /// Longest cursor accepted.
 const MAX_CURSOR_BYTES: usize = 64;
+/// Most left-out paths listed in an answer.
+const MAX_LEFT_OUT: usize = 100;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -97,6 +99,10 @@ pub(crate) struct Output {
     /// With `base`: what it resolved to, the changes being those since `mergeBase`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) base: Option<BaseOut>,
+    /// Working-tree paths left out of the evaluation because they hold nothing to hash (a FIFO, a
+    /// socket, a device, a nested repository): skipped, never opened, so not checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) left_out: Vec<LeftOut>,
     /// This page of findings.
     pub(crate) findings: Vec<Finding>,
     /// Findings in the whole answer (those dropped past the memory cap included).
@@ -122,6 +128,15 @@ pub(crate) struct Output {
     /// Bytes of JSON of `findings`, as kept.
     #[serde(skip)]
     kept_bytes: usize,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LeftOut {
+    /// The path, relative to the workspace root.
+    pub(crate) path: String,
+    /// Why it was left out.
+    pub(crate) why: String,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -290,6 +305,15 @@ Findings are paginated: pass nextCursor as cursor for more.";
             commit: id(&found.commit),
             merge_base: id(&found.base),
         });
+        let left_out: Vec<LeftOut> = evaluation
+            .skipped
+            .iter()
+            .take(MAX_LEFT_OUT)
+            .map(|s| LeftOut {
+                path: text(&s.path),
+                why: text(&s.why),
+            })
+            .collect();
         let answer = call.state.pages.keep(|key| {
             let mut shown = answer(
                 &evaluation.decision,
@@ -299,6 +323,7 @@ Findings are paginated: pass nextCursor as cursor for more.";
                 root,
             );
             shown.base = base;
+            shown.left_out = left_out;
             shown
         });
         page(&answer, 0, limit)
@@ -370,6 +395,7 @@ pub(crate) fn answer(
         .to_owned(),
         changed_files,
         base: None,
+        left_out: Vec::new(),
         total_findings: decision.findings.len(),
         dropped_findings,
         findings,
