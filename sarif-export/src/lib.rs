@@ -48,6 +48,9 @@ pub struct Options {
     pub limits: Limits,
     /// Indented JSON, for people; compact otherwise (what tools read, and smaller).
     pub pretty: bool,
+    /// Working-tree paths left out of the evaluation (FIFOs, sockets, devices: never opened); one
+    /// notification names them.
+    pub left_out: Vec<bridge_core::changeset::Skipped>,
 }
 
 /// A host's name and version.

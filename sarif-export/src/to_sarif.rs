@@ -94,6 +94,7 @@ pub(crate) fn prepare<'a>(decision: &'a Decision, options: &'a Options) -> (Prep
         .filter(|f| result::refused_path(f, options.repo.as_deref()).is_some())
         .count();
     notifications.extend(invocation::refused_locations(refused));
+    notifications.extend(invocation::left_out(&options.left_out));
     let summary = Summary {
         decision: decision.decision.as_str().to_owned(),
         results: kept.len(),

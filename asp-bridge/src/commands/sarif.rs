@@ -222,6 +222,7 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options, Vec<Skippe
         }),
         started_at: Some(started_at),
         ended_at: Some(SystemTime::now()),
+        left_out: evaluation.skipped.clone(),
         ..Options::default()
     };
     Ok((evaluation.decision, options, evaluation.skipped))

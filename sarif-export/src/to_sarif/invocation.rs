@@ -19,6 +19,9 @@ pub(crate) const RESULTS_LIMIT: &str = "asp-bridge/results-limit";
 pub(crate) const EXTENSIONS_LIMIT: &str = "asp-bridge/extensions-limit";
 pub(crate) const UNEXPLAINED: &str = "asp-bridge/unexplained-decision";
 pub(crate) const OUTSIDE_PATHS: &str = "asp-bridge/paths-outside-workspace";
+pub(crate) const LEFT_OUT: &str = "asp-bridge/paths-left-out";
+/// Most left-out paths named in the notification.
+const LEFT_OUT_NAMED: usize = 100;
 /// Prefix of the descriptor id of a degraded-coverage notification; the reason follows.
 pub(crate) const COVERAGE: &str = "asp/coverage/";
 
@@ -131,6 +134,28 @@ pub(crate) fn limit_notices(
         ));
     }
     notes
+}
+
+/// A notification naming the working-tree paths left out of the evaluation (not checked).
+pub(crate) fn left_out(paths: &[bridge_core::changeset::Skipped]) -> Option<Notification> {
+    (!paths.is_empty()).then(|| {
+        let named: Vec<Value> = paths
+            .iter()
+            .take(LEFT_OUT_NAMED)
+            .map(|s| json!({"path": clean(&s.path, 1024, ""), "why": clean(&s.why, 255, "")}))
+            .collect();
+        notice(
+            LEFT_OUT,
+            "warning",
+            format!(
+                "{} working-tree paths were left out of the evaluation and not checked (FIFOs, \
+                 sockets, devices or nested repositories, never opened); the `paths` property \
+                 names them",
+                paths.len()
+            ),
+            bag([("count", json!(paths.len())), ("paths", json!(named))]),
+        )
+    })
 }
 
 /// A notification when some results name a path outside the workspace (shown without a location).

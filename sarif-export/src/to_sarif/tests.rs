@@ -739,3 +739,28 @@ fn tags_locations_and_runs_stay_within_githubs_limits() {
         assert!(result["locations"].as_array().unwrap().len() <= limits.locations_per_result);
     }
 }
+
+#[test]
+fn paths_left_out_of_the_evaluation_are_named_in_one_notification() {
+    let options = Options {
+        left_out: vec![bridge_core::changeset::Skipped {
+            path: "pipe\u{1b}[2K".into(),
+            why: "a FIFO".into(),
+        }],
+        ..Options::default()
+    };
+    let log = export(&decision(json!([])), &options).to_json();
+    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let note = notes
+        .iter()
+        .find(|n| n["descriptor"]["id"] == "asp-bridge/paths-left-out")
+        .unwrap_or_else(|| panic!("no left-out notification: {notes:?}"));
+    assert_eq!(note["level"], "warning");
+    assert_eq!(
+        note["properties"],
+        json!({"count": 1, "paths": [{"path": "pipe[2K", "why": "a FIFO"}]})
+    );
+}
