@@ -1,0 +1,325 @@
+//! Benchmark of the hygiene provider on a 10,000-file changeset, against a floor measured in the
+//! same run, printed as ratios.
+//!
+//! Run with `cargo bench -p asp-bridge --bench hygiene` (or `scripts/bench.sh` for every benchmark).
+//! A repository of 10,000 committed text files, every one of them edited (so 20,000 blobs, a few
+//! hundred findings):
+//!
+//! - provider: a warm `check/evaluate` of the whole changeset sent straight to
+//!   `asp-bridge provider hygiene`, its `workspace/readBlob` callbacks served from memory by the
+//!   bench, then the provider's peak resident memory (`wait4`) once it has exited;
+//! - through the host: the same changeset as `host/evaluateChangeset` to `asp-bridge host serve`
+//!   (intake: every after blob read and hashed from the working tree, every before blob from git),
+//!   then the host's peak resident memory;
+//! - floor: `git diff --numstat HEAD` in the same repository, which reads both sides of every
+//!   changed file and diffs them; its time and peak resident memory. Interleaved; medians.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bridge_core::ExitStatus;
+use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::peer::{
+    BoxFuture, CallOptions, ExitProbe, Handler, IncomingRequest, NoRequests, Peer, PeerConfig,
+};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+
+const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
+const FILES: usize = 10_000;
+/// Rounds, unless the command line names another count (`-- 1`).
+const ROUNDS: usize = 3;
+
+/// Serves `workspace/readBlob` from memory.
+struct Blobs(HashMap<String, String>);
+
+impl Handler for Blobs {
+    fn request(
+        &self,
+        request: IncomingRequest,
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+        let params: Value = request.params().unwrap_or_default();
+        let blobs: Vec<Value> = params["blobs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|id| id.as_str())
+            .map(|id| json!({"id": id, "encoding": "utf-8", "bytes": self.0.get(id).cloned().unwrap_or_default()}))
+            .collect();
+        let answer = json!({"blobs": blobs}).to_string();
+        Box::pin(async move { Ok(RawValue::from_string(answer).expect("json")) })
+    }
+}
+
+/// A child process reaped with `wait4`, so that its peak resident memory can be read.
+struct Child {
+    pid: libc::pid_t,
+    peer: Peer,
+}
+
+impl Child {
+    /// Spawns `args` with piped stdio and connects a peer; stderr is discarded.
+    // The child is reaped by `wait4` (in `finish`), which `Child::wait` cannot be combined with.
+    #[allow(clippy::zombie_processes)]
+    fn spawn(args: &[&str], handler: Arc<dyn Handler>) -> Child {
+        let mut child = Command::new(BRIDGE)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+        let (stdin, stdout) = (
+            child.stdin.take().expect("stdin"),
+            child.stdout.take().expect("stdout"),
+        );
+        // The std handles go to tokio; `Child` is dropped unwaited, and `wait4` reaps it below.
+        let stdin = tokio::process::ChildStdin::from_std(stdin).expect("stdin");
+        let stdout = tokio::process::ChildStdout::from_std(stdout).expect("stdout");
+        let probe: ExitProbe =
+            Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+        let peer = Peer::connect(
+            BufReader::new(stdout),
+            stdin,
+            PeerConfig {
+                max_frame: 256 << 20,
+                ..PeerConfig::default()
+            },
+            handler,
+            probe,
+        );
+        Child { pid, peer }
+    }
+
+    /// Closes the child's stdin, waits for it to exit: its peak resident set, in KiB. The wait is
+    /// off the runtime's thread, which must go on to close the pipe.
+    async fn finish(self) -> u64 {
+        self.peer.close_input();
+        let pid = self.pid;
+        let waited = tokio::task::spawn_blocking(move || wait4(pid));
+        let (ok, peak) = waited.await.expect("wait4");
+        assert!(ok, "the child failed");
+        drop(self.peer);
+        peak
+    }
+}
+
+/// Waits for `pid` (a child not yet reaped): whether it exited 0, and its peak resident set (KiB).
+#[allow(unsafe_code)]
+fn wait4(pid: libc::pid_t) -> (bool, u64) {
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is this process's child, not yet reaped; `status` and `usage` are valid for
+    // writes for the duration of the call.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (ok, u64::try_from(usage.ru_maxrss).unwrap_or(0))
+}
+
+async fn call(peer: &Peer, method: &str, params: &Value) -> Value {
+    let options = CallOptions {
+        timeout: Some(Duration::from_secs(600)),
+        progress: None,
+    };
+    let raw = peer
+        .request_raw(method, Some(params), options)
+        .await
+        .expect(method);
+    serde_json::from_str(raw.get()).expect("json")
+}
+
+/// The text of file `i`, before and after the edit: 40 lines; every 50th file gains trailing
+/// whitespace on a changed line, every 500th a conflict marker.
+fn text(i: usize, edited: bool) -> String {
+    let mut text: String = (0..40)
+        .map(|n| format!("line {n} of file {i}: some ordinary text\n"))
+        .collect();
+    if edited {
+        text.push_str(&format!("edited line of file {i}\n"));
+        if i.is_multiple_of(50) {
+            text.push_str("trailing space \n");
+        }
+        if i.is_multiple_of(500) {
+            text.push_str("<<<<<<< HEAD\n");
+        }
+    }
+    text
+}
+
+fn repository(root: &Path) {
+    let git = |args: &[&str]| test_support::git::git(root, args);
+    git(&["init", "-q"]);
+    for i in 0..FILES {
+        let dir = root.join(format!("d{}", i / 100));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join(format!("f{i}.txt")), text(i, false)).expect("write");
+    }
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    for i in 0..FILES {
+        let path = root.join(format!("d{}/f{i}.txt", i / 100));
+        std::fs::write(path, text(i, true)).expect("write");
+    }
+}
+
+/// `git diff --numstat HEAD`: wall time and peak resident set (KiB).
+// The child is reaped by `wait4`, which `Child::wait` cannot be combined with.
+#[allow(clippy::zombie_processes)]
+fn floor(root: &Path) -> (Duration, u64) {
+    let started = Instant::now();
+    let child = Command::new("git")
+        .args(["--no-optional-locks", "-C"])
+        .arg(root)
+        .args(["diff", "--numstat", "HEAD"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("git");
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    let (ok, peak) = wait4(pid);
+    let elapsed = started.elapsed();
+    assert!(ok, "git diff failed");
+    (elapsed, peak)
+}
+
+fn median<T: Ord + Copy>(mut samples: Vec<T>) -> T {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).expect("mkdir");
+    let root = root.canonicalize().expect("root");
+    repository(&root);
+    let config = dir.path().join("host.toml");
+    std::fs::write(&config, "[hygiene]\nenabled = true\n").expect("config");
+
+    let rounds = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .unwrap_or(ROUNDS)
+        .max(1);
+    let mut floors = Vec::new();
+    let mut providers = Vec::new();
+    let mut hosts = Vec::new();
+    let mut findings = (0, 0);
+    for _ in 0..rounds {
+        floors.push(floor(&root));
+
+        // Through the host: a fresh host, one warm-up evaluation (starts the provider, fills the
+        // caches), then the timed one.
+        let host = Child::spawn(
+            &[
+                "host",
+                "serve",
+                "--repo",
+                root.to_str().expect("utf-8"),
+                "--config",
+                config.to_str().expect("utf-8"),
+            ],
+            Arc::new(NoRequests),
+        );
+        let status = call(&host.peer, "host/status", &json!({})).await;
+        let baseline = status["workspace"]["baseline"].clone();
+        let built = bridge_core::Worktree::new(&root)
+            .changeset(&baseline, &bridge_core::worktree::Scope::Changes)
+            .await
+            .expect("changeset");
+        assert_eq!(built.changeset.changes.len(), FILES);
+        let changeset = serde_json::to_value(&built.changeset).expect("json");
+        let evaluate =
+            json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
+        let verdict = call(&host.peer, "host/evaluateChangeset", &evaluate).await;
+        let reasons: Vec<&Value> = verdict["coverage"]["degraded"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| &d["reason"])
+            .collect();
+        // The conflict markers are error-severity findings of required coverage: nothing else.
+        assert!(
+            reasons.iter().all(|r| *r == "blocking-diagnostic"),
+            "{}",
+            verdict["coverage"]
+        );
+        let started = Instant::now();
+        let verdict = call(&host.peer, "host/evaluateChangeset", &evaluate).await;
+        let through = started.elapsed();
+        findings.1 = verdict["findings"].as_array().map_or(0, Vec::len);
+        hosts.push((through, host.finish().await));
+
+        // Straight to a provider: blobs served from memory.
+        let mut contents = HashMap::new();
+        for i in 0..FILES {
+            let change = &changeset["changes"][i];
+            let path = change["path"].as_str().expect("path");
+            let n: usize = path
+                .rsplit_once("/f")
+                .and_then(|(_, f)| f.strip_suffix(".txt"))
+                .and_then(|n| n.parse().ok())
+                .expect("a bench file");
+            for (side, edited) in [("before", false), ("after", true)] {
+                let id = change[side].as_str().expect("blob id").to_owned();
+                contents.insert(id, text(n, edited));
+            }
+        }
+        let provider = Child::spawn(&["provider", "hygiene"], Arc::new(Blobs(contents)));
+        let init = json!({"protocolVersion": "asp/1.0", "host": {"name": "bench", "version": "0"},
+            "workspace": {"root": root, "baseline": baseline}});
+        call(&provider.peer, "initialize", &init).await;
+        provider
+            .peer
+            .notify("initialized", Some(&json!({"grantedPermissions": {"read": ["**"], "write": false,
+                "network": false, "resourceLimits": {"wallclockMs": 600_000}}, "baseline": baseline})))
+            .expect("initialized");
+        let check = json!({"changeset": changeset, "scope": "changeset", "comparison": "all",
+            "changesetDigest": "sha256:bench"});
+        let warm = call(&provider.peer, "check/evaluate", &check).await;
+        assert_eq!(warm["status"], "complete", "{}", warm["coverage"]);
+        let started = Instant::now();
+        let assessment = call(&provider.peer, "check/evaluate", &check).await;
+        let direct = started.elapsed();
+        findings.0 = assessment["diagnostics"].as_array().map_or(0, Vec::len);
+        providers.push((direct, provider.finish().await));
+    }
+    let time = |runs: &[(Duration, u64)]| median(runs.iter().map(|r| r.0).collect());
+    let peak = |runs: &[(Duration, u64)]| median(runs.iter().map(|r| r.1).collect());
+    let (ft, fm) = (time(&floors), peak(&floors));
+    eprintln!(
+        "hygiene on a changeset of {FILES} edited files (20,000 blobs; median of {rounds}, interleaved); \
+         floor: git diff --numstat HEAD {:.0} ms, peak {:.1} MiB",
+        ms(ft),
+        mib(fm)
+    );
+    for (name, runs, found) in [
+        ("provider, blobs from memory", &providers, findings.0),
+        ("through the embedded host  ", &hosts, findings.1),
+    ] {
+        let (t, m) = (time(runs), peak(runs));
+        eprintln!(
+            "  {name}: warm evaluation {:.0} ms ({found} findings), peak {:.1} MiB; ratio time {:.2}, memory {:.2}",
+            ms(t),
+            mib(m),
+            ms(t) / ms(ft),
+            mib(m) / mib(fm),
+        );
+    }
+}
