@@ -78,14 +78,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
                 true,
             )
         })?
-        .map_err(|e| {
-            error_object(
-                -32010,
-                format!("health_not_ready: {e}"),
-                FailClass::Health,
-                true,
-            )
-        })?;
+        .map_err(crate::outer::not_ready)?;
     if moved {
         for slot in &host.slots {
             slot.baseline_changed(&own).await;
@@ -119,13 +112,17 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         host_degraded.push(Degradation::new("changeset", "stale", detail.clone()));
     }
     // A change that leaves the policy as committed (an all-files sweep lists it as it is) does not
-    // touch it.
+    // touch it. Against an older baseline (the base of a branch), a policy the branch committed
+    // is in force at HEAD but is still the branch's own change: it cannot authorise itself either.
+    let since_base = baseline.tree != own.tree && !baseline.is_empty_tree();
     let touches_policy = changeset["changes"]
         .as_array()
         .into_iter()
         .flatten()
         .any(|c| {
-            (c["path"] == POLICY_PATH && c["after"].as_str() != active_policy.as_deref())
+            (c["path"] == POLICY_PATH
+                && (c["after"].as_str() != active_policy.as_deref()
+                    || (since_base && c["before"] != c["after"])))
                 || (c["from"] == POLICY_PATH && c["path"] != POLICY_PATH)
         });
     if touches_policy {

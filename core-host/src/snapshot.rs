@@ -38,6 +38,11 @@ impl Baseline {
     pub(crate) fn rev(&self) -> &str {
         self.value["rev"].as_str().unwrap_or_default()
     }
+
+    /// Whether it names git's empty tree (the baseline of an all-files sweep).
+    pub(crate) fn is_empty_tree(&self) -> bool {
+        self.tree == git::EMPTY_TREE
+    }
 }
 
 /// Some bytes and their id; `bytes` is `None` past [`MAX_BLOB`].

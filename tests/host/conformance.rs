@@ -275,6 +275,36 @@ async fn core_missing_authority() {
     host.finish().await;
 }
 
+/// A branch evaluated against its base (`sarif --base`) carries its commits in the changeset: a
+/// policy it committed is in force at HEAD, but it is still the branch's own change to the policy.
+#[tokio::test]
+async fn a_branch_that_commits_a_policy_change_cannot_authorize_itself() {
+    let repo = repo();
+    commit_policy(&repo, &fake_pinned(&["gated"]));
+    repo.git(&["tag", "base"]);
+    commit_policy(&repo, &fake_pinned(&["advisory"]));
+    repo.write("a.txt", "changed\n");
+    repo.commit();
+    let config = Config::new(&[Provider::fake("none")]);
+    let host = Host::start(repo.path(), &config);
+    let mut request =
+        bridge_core::worktree::Evaluate::at(bridge_core::proto::AdvisoryCallSite::Interactive);
+    request.base = bridge_core::worktree::Base::Rev("base".into());
+    let plan = bridge_core::Worktree::new(repo.path())
+        .plan(&request)
+        .await
+        .unwrap();
+    let changeset = serde_json::to_value(plan.built.changeset).unwrap();
+    let verdict = host.evaluate_changeset("interactive", changeset).await;
+    assert_eq!(verdict["decision"], "indeterminate", "{verdict:#}");
+    assert!(
+        reasons(&verdict).contains(&"policy-self-authorization".to_owned()),
+        "{:#}",
+        verdict["coverage"]
+    );
+    host.finish().await;
+}
+
 #[tokio::test]
 async fn core_stale_valid_as_of() {
     for fault in ["stale-baseline", "stale-digest", "stale-blobs"] {
