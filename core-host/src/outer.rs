@@ -51,14 +51,7 @@ impl Handler for Outer {
                 | "host/capabilities"
                 | "host/authority/status"
                 | "host/queryInspect" => {
-                    let snap = status::snapshot(&host).await.map_err(|e| {
-                        error_object(
-                            -32010,
-                            format!("health_not_ready: {e}"),
-                            FailClass::Health,
-                            true,
-                        )
-                    })?;
+                    let snap = status::snapshot(&host).await.map_err(not_ready)?;
                     match method {
                         "host/status" => status::status(&host, &snap, &params, started),
                         "host/capabilities" => {
@@ -105,4 +98,14 @@ impl Handler for Outer {
             other => tracing::debug!(method = other, "notification ignored"),
         }
     }
+}
+
+/// The `health` error of a host that cannot read its workspace yet (retryable).
+pub(crate) fn not_ready(why: impl std::fmt::Display) -> ErrorObject {
+    error_object(
+        -32010,
+        format!("health_not_ready: {why}"),
+        FailClass::Health,
+        true,
+    )
 }

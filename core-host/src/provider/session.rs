@@ -14,6 +14,7 @@ use super::{Failure, Identity, from_asp01};
 use crate::callbacks::{Callbacks, Scope};
 use crate::config::{Protocol, ProviderSpec};
 use crate::glob::GlobSet;
+use crate::json;
 use crate::receipt::{HOST_NAME, HOST_VERSION};
 use crate::schema::{self, Shape};
 use crate::snapshot::{Baseline, Workspace};
@@ -216,7 +217,9 @@ impl Session {
                 identity: Some(identity),
             });
         }
-        let requested = GlobSet::new(&strings(&result["requestedPermissions"]["read"]));
+        let requested = GlobSet::new(&json::strings::<Vec<_>>(
+            &result["requestedPermissions"]["read"],
+        ));
         let configured = GlobSet::new(&spec.read);
         let read = requested.narrowed(&configured);
         scope.set_grant(requested, configured);
@@ -368,16 +371,6 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
         ),
         other => Failure::new("unavailable", "unavailable", other.to_string()),
     }
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
 }
 
 /// `sha256:<hex>` of the executable `program` names (searched on `PATH` when it has no slash).
