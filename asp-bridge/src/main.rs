@@ -157,6 +157,7 @@ mod tests {
     #[test]
     fn a_failure_is_one_filtered_line_with_each_cause_once() {
         let spawn = bridge_core::Error::Spawn {
+            role: bridge_core::Role::Host,
             program: "asp".into(),
             source: std::io::Error::from_raw_os_error(2),
         };

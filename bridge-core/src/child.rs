@@ -91,6 +91,7 @@ impl ChildPeer {
             .process_group(0);
         die_with_parent(&mut command);
         let mut child = command.spawn().map_err(|source| Error::Spawn {
+            role: config.role,
             program: spec.program.clone(),
             source,
         })?;

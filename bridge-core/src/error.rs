@@ -123,13 +123,12 @@ pub enum Error {
     #[error("{role} did not answer {method} within {ms} ms")]
     Timeout { role: Role, method: String, ms: u64 },
 
-    /// The host program could not be run at all (not found, not executable): trying again does not
-    /// help until someone installs it or names another command, so it is not retryable.
-    #[error(
-        "could not start host `{program}`: {source}; install an ASP host, or give its command line \
-         with --host-command or ASP_BRIDGE_HOST_COMMAND"
-    )]
+    /// The program could not be run at all (not found, not executable): trying again does not
+    /// help until someone installs it or names another command, so it is not retryable. For a
+    /// host, the text says how to name another one.
+    #[error("could not start {role} `{program}`: {source}{}", spawn_hint(*.role))]
     Spawn {
+        role: Role,
         program: String,
         #[source]
         source: std::io::Error,
@@ -186,6 +185,19 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What to do when the host program cannot be run (providers are named by the host's
+/// configuration, which says where they come from).
+fn spawn_hint(role: Role) -> &'static str {
+    match role {
+        Role::Host => {
+            "; install an ASP host, or give its command line with --host-command or \
+             ASP_BRIDGE_HOST_COMMAND"
+        }
+        Role::Provider => "; check the provider's command in the host configuration",
+        Role::Client => "",
+    }
 }
 
 fn tail_suffix(tail: &str) -> String {
@@ -276,6 +288,7 @@ mod tests {
     #[test]
     fn a_host_that_cannot_be_run_is_not_retryable_and_says_what_to_do() {
         let spawn = Error::Spawn {
+            role: Role::Host,
             program: "asp".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };
@@ -284,6 +297,22 @@ mod tests {
         let text = spawn.to_string();
         assert!(text.contains("--host-command"), "{text}");
         assert!(text.contains("ASP_BRIDGE_HOST_COMMAND"), "{text}");
+    }
+
+    #[test]
+    fn a_provider_that_cannot_be_run_is_named_as_a_provider_without_the_host_hint() {
+        let spawn = Error::Spawn {
+            role: Role::Provider,
+            program: "/opt/missing".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        let text = spawn.to_string();
+        assert!(
+            text.starts_with("could not start provider `/opt/missing`"),
+            "{text}"
+        );
+        assert!(!text.contains("--host-command"), "{text}");
+        assert!(text.contains("host configuration"), "{text}");
     }
 
     #[test]

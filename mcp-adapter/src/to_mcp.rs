@@ -562,6 +562,7 @@ mod tests {
     #[test]
     fn a_host_that_cannot_be_run_is_not_retryable_and_the_hint_says_so() {
         let error = Error::from(bridge_core::Error::Spawn {
+            role: bridge_core::Role::Host,
             program: "asp".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         });
