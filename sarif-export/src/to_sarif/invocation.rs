@@ -68,10 +68,18 @@ fn degraded_note(d: &Degradation) -> Notification {
     let source = clean(&d.source, 255, "(unknown source)");
     let reason = clean(&d.reason, 255, "unknown");
     let detail = clean(&d.detail, DETAIL_MAX, "");
-    let text = if detail.is_empty() {
-        format!("coverage degraded: {source}: {reason}")
+    // Required coverage that ran and found a blocking problem is listed in `coverage.degraded`
+    // (the Core profile's machine-readable deny), but nothing was left unchecked.
+    let blocked = d.reason == bridge_core::model::BLOCKING_DIAGNOSTIC;
+    let (level, what) = if blocked {
+        ("note", "ran and blocked")
     } else {
-        format!("coverage degraded: {source}: {reason}: {detail}")
+        ("warning", "coverage degraded")
+    };
+    let text = if detail.is_empty() {
+        format!("{what}: {source}: {reason}")
+    } else {
+        format!("{what}: {source}: {reason}: {detail}")
     };
     let optional = |v: &Option<String>| {
         v.as_deref()
@@ -79,7 +87,7 @@ fn degraded_note(d: &Degradation) -> Notification {
     };
     notice(
         &format!("{COVERAGE}{reason}"),
-        "warning",
+        level,
         text,
         bag([
             ("source", json!(source)),

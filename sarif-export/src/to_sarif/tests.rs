@@ -526,6 +526,32 @@ fn the_invocation_is_successful_and_names_what_did_not_run() {
 }
 
 #[test]
+fn required_coverage_that_ran_and_blocked_is_a_note_not_a_gap() {
+    let d = decision_with(
+        json!([finding("r/e", "error", "a.ts", 0)]),
+        json!({
+            "coverage": {"exhaustive": true, "required": ["lattice"], "ran": ["lattice"],
+                         "degraded": [{"source": "lattice", "reason": "blocking-diagnostic",
+                                       "detail": "1 error"}]},
+        }),
+    );
+    let log = sarif(&d);
+    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["level"], "note");
+    assert_eq!(
+        notes[0]["descriptor"]["id"],
+        "asp/coverage/blocking-diagnostic"
+    );
+    assert_eq!(
+        notes[0]["message"]["text"],
+        "ran and blocked: lattice: blocking-diagnostic: 1 error"
+    );
+}
+
+#[test]
 fn an_unexplained_refusal_is_never_a_silent_clean() {
     let log = sarif(&decision(json!([])));
     let notes = &run(&log)["invocations"][0]["toolExecutionNotifications"];
