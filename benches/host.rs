@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bridge_core::ExitStatus;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{
-    BoxFuture, CallOptions, ExitProbe, Handler, IncomingRequest, NoRequests, Peer, PeerConfig,
-};
-use serde_json::value::RawValue;
+use bridge_core::peer::{CallOptions, ExitProbe, Handler, NoRequests, Peer, PeerConfig};
 use serde_json::{Value, json};
 use tokio::io::BufReader;
+
+#[path = "blobs.rs"]
+mod blobs;
+use blobs::Blobs;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
 
@@ -32,27 +32,6 @@ const CALLS: usize = 300;
 const WARM_UP: usize = 20;
 
 use test_support::git::git;
-
-/// Serves `workspace/readBlob` from memory, as cheaply as a host could.
-struct Blobs(HashMap<String, String>);
-
-impl Handler for Blobs {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
-        let params: Value = request.params().unwrap_or_default();
-        let blobs: Vec<Value> = params["blobs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|id| id.as_str())
-            .map(|id| json!({"id": id, "encoding": "utf-8", "bytes": self.0.get(id).cloned().unwrap_or_default()}))
-            .collect();
-        let answer = json!({"blobs": blobs}).to_string();
-        Box::pin(async move { Ok(RawValue::from_string(answer).expect("json")) })
-    }
-}
 
 fn connect(child: &mut tokio::process::Child, handler: Arc<dyn Handler>) -> Peer {
     let (stdin, stdout) = (

@@ -88,10 +88,19 @@ fn run(repo: &Path, home: &Path, args: &[&str]) -> Run {
 
 /// `(ruleId, uri, startLine)` of every result of the log's first run.
 pub(crate) fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
+    results_where(log, |_| true)
+}
+
+/// `(ruleId, uri, startLine)` of the results `keep` picks.
+pub(crate) fn results_where(
+    log: &Value,
+    keep: impl Fn(&Value) -> bool,
+) -> BTreeSet<(String, String, u64)> {
     log["runs"][0]["results"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| keep(r))
         .map(|r| {
             let location = &r["locations"][0]["physicalLocation"];
             (

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::mcp::{LEGACY, McpClient};
 
-use crate::embedded::{clean_env, results};
+use crate::embedded::{clean_env, results, results_where};
 use crate::support::{Run, Scratch, assert_failed, bridge_bin, host_command, run_bridge_with};
 
 mod action;
@@ -117,23 +117,7 @@ fn set(items: &[(&str, &str, u64)]) -> BTreeSet<(String, String, u64)> {
 /// `(ruleId, uri, startLine)` of the error-level results only (hygiene also reports
 /// information-level findings such as a missing final newline).
 fn errors(log: &Value) -> BTreeSet<(String, String, u64)> {
-    log["runs"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["level"] == "error")
-        .map(|r| {
-            let location = &r["locations"][0]["physicalLocation"];
-            (
-                r["ruleId"].as_str().unwrap().to_owned(),
-                location["artifactLocation"]["uri"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned(),
-                location["region"]["startLine"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+    results_where(log, |r| r["level"] == "error")
 }
 
 #[test]
