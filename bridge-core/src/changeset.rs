@@ -379,17 +379,7 @@ mod tests {
     use serde_json::json;
     use std::process::Command;
 
-    use test_support::git::{Repo, git as sh};
-
-    fn rev_parse(repo: &Path, rev: &str) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(["rev-parse", rev])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
+    use test_support::git::{Repo, git as sh, rev_parse};
 
     fn repo() -> Repo {
         Repo::new(&[

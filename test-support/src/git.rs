@@ -26,6 +26,25 @@ pub fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// `git rev-parse rev` in `dir`: the full object id it names; fails the test if git cannot.
+pub fn rev_parse(dir: &Path, rev: &str) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--verify", "--end-of-options", rev])
+        .output()
+        .expect("run git");
+    assert!(
+        output.status.success(),
+        "git rev-parse {rev}: {}",
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    String::from_utf8(output.stdout)
+        .expect("git prints ids in ASCII")
+        .trim()
+        .to_owned()
+}
+
 /// A git repository in a temporary directory, removed when dropped.
 #[derive(Debug)]
 pub struct Repo {

@@ -238,7 +238,7 @@ fn neovim_shows_the_hosts_finding_and_stops_the_server_and_host() {
 }
 
 /// `nvim` from `ASP_BRIDGE_NVIM` or the `PATH`.
-fn find_nvim() -> Option<std::path::PathBuf> {
+pub(crate) fn find_nvim() -> Option<std::path::PathBuf> {
     if let Some(path) = std::env::var_os("ASP_BRIDGE_NVIM") {
         return Some(path.into());
     }

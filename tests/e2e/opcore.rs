@@ -17,6 +17,7 @@ use test_support::opcore::{INDEX_TS_CHANGED, Opcore, typescript_repo};
 use test_support::process::wait_output;
 
 use crate::embedded::{clean_env, multitool_errors};
+use crate::lsp::find_nvim;
 use crate::support::{Scratch, bridge_bin, run_bridge_with};
 
 /// Each command evaluates once or twice with a cold TypeScript compiler (a few seconds under load).
@@ -249,16 +250,4 @@ fn neovim_shows_opcores_type_errors_after_save() {
         INDEX_TS_CHANGED,
         "Neovim saved the new text"
     );
-}
-
-/// `nvim` from `ASP_BRIDGE_NVIM` or the `PATH`.
-fn find_nvim() -> Option<std::path::PathBuf> {
-    if let Some(path) = std::env::var_os("ASP_BRIDGE_NVIM") {
-        return Some(path.into());
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("nvim"))
-            .find(|candidate| candidate.is_file())
-    })
 }

@@ -165,7 +165,7 @@ mod tests {
     use super::*;
     use crate::proto::ChangeKind;
     use serde_json::json;
-    use test_support::git::Repo;
+    use test_support::git::{Repo, rev_parse};
 
     fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread()
@@ -199,7 +199,7 @@ mod tests {
     fn the_merge_base_of_a_branch_and_its_base_is_where_the_branch_started() {
         let repo = Repo::new(&[("a.txt", "one\n")]);
         repo.git(&["branch", "base"]);
-        let start = rev_parse(&repo, "HEAD");
+        let start = rev_parse(repo.path(), "HEAD");
         repo.write("a.txt", "two\n");
         repo.git(&["commit", "-qam", "on the branch"]);
         // The base branch moves on too: the merge base stays where the branch started.
@@ -210,14 +210,17 @@ mod tests {
         repo.git(&["checkout", "-q", "-"]);
         let found = block_on(merge_base(repo.path(), &Cache::default(), "base")).unwrap();
         assert_eq!(found.base, start);
-        assert_eq!(found.commit, rev_parse(&repo, "base"));
-        assert_eq!(found.tree, rev_parse(&repo, &format!("{start}^{{tree}}")));
+        assert_eq!(found.commit, rev_parse(repo.path(), "base"));
+        assert_eq!(
+            found.tree,
+            rev_parse(repo.path(), &format!("{start}^{{tree}}"))
+        );
     }
 
     #[test]
     fn an_unknown_revision_or_a_tree_is_an_input_error() {
         let repo = Repo::new(&[("a.txt", "one\n")]);
-        let tree = rev_parse(&repo, "HEAD^{tree}");
+        let tree = rev_parse(repo.path(), "HEAD^{tree}");
         for rev in ["no-such-branch", tree.as_str(), "HEAD:a.txt"] {
             let err = block_on(merge_base(repo.path(), &Cache::default(), rev)).unwrap_err();
             assert_eq!(err.fail_class(), crate::FailClass::Input, "{rev}: {err}");
@@ -268,15 +271,5 @@ mod tests {
             "tracked files as they are now; a deleted one and an untracked one are not there"
         );
         assert_eq!(built.changeset.baseline, baseline);
-    }
-
-    fn rev_parse(repo: &Repo, rev: &str) -> String {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(repo.path())
-            .args(["rev-parse", rev])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 }

@@ -1,7 +1,7 @@
 //! Baselines, hostile workspace reads and changeset intake on real git repositories.
 
 use serde_json::json;
-use test_support::git::{Repo, git};
+use test_support::git::{Repo, git, rev_parse};
 
 use super::*;
 
@@ -119,16 +119,6 @@ fn the_baseline_tree_lists_files_with_their_asp_blob_ids() {
     let blob_id = ws.blob_id_of(&tree[0].oid).unwrap();
     assert_eq!(blob_id, id(b"old\n"));
     assert_eq!(ws.oid_of(&blob_id).as_deref(), Some(tree[0].oid.as_str()));
-}
-
-fn rev_parse(repo: &Path, rev: &str) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["rev-parse", rev])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 #[test]
