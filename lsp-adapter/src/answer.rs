@@ -33,6 +33,9 @@ pub(crate) struct Checked {
     pub(crate) decision: Decision,
     /// How many findings are located in other files.
     pub(crate) elsewhere: usize,
+    /// Why the document itself was left out of the changeset (not a regular file, or inside a
+    /// nested repository): it was not checked, whatever the decision says.
+    pub(crate) left_out: Option<String>,
 }
 
 impl Checked {
@@ -46,6 +49,7 @@ impl Checked {
         Checked {
             decision,
             elsewhere,
+            left_out: None,
         }
     }
 
@@ -138,6 +142,7 @@ impl Answer {
         Ok(Checked {
             decision,
             elsewhere,
+            left_out: None,
         })
     }
 }

@@ -356,7 +356,11 @@ impl Session {
                     Report::Complete
                 };
                 let findings = to_lsp::findings(decision, render);
-                (Some(findings), to_lsp::incomplete_notice(&checked), report)
+                let notice = match &checked.left_out {
+                    Some(why) => Some(to_lsp::left_out_notice(why)),
+                    None => to_lsp::incomplete_notice(&checked),
+                };
+                (Some(findings), notice, report)
             }
             Err(failure) => (None, None, Report::Failed(failure)),
         };

@@ -229,6 +229,19 @@ fn notice(code: String, message: String, data: Value) -> Diagnostic {
     }
 }
 
+/// The notice for a document left out of the changeset: it was not checked, so an empty list says
+/// nothing about it.
+pub(crate) fn left_out_notice(why: &str) -> Diagnostic {
+    notice(
+        "left-out".into(),
+        format!(
+            "ASP host check left this file out ({}): it was not checked",
+            untrusted(why, 200)
+        ),
+        json!({"why": untrusted(why, 200), "authoritative": false}),
+    )
+}
+
 /// The notice for a decision whose coverage is incomplete; `None` when it is whole.
 pub(crate) fn incomplete_notice(checked: &Checked) -> Option<Diagnostic> {
     if !checked.is_incomplete() {

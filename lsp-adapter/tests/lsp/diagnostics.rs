@@ -407,3 +407,29 @@ async fn a_pull_answered_before_the_host_did_is_followed_by_a_refresh() {
     assert_ne!(pulled["resultId"], early["resultId"]);
     client.stop().await;
 }
+
+/// A tracked file that is now a FIFO is left out of the changeset (never opened): the editor says it
+/// was not checked instead of showing an empty, clean-looking list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_left_out_of_the_changeset_says_it_was_not_checked() {
+    let workspace = Workspace::new(&[("src/pipe", "text\n")]);
+    let pipe = workspace.path().join("src/pipe");
+    std::fs::remove_file(&pipe).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let host = TestHost::new(clean());
+    let mut client = TestClient::start(&host);
+    client.initialize(&workspace.root(), plain_client()).await;
+    let uri = workspace.uri("src/pipe");
+    client.open(&uri, 1, "text\n");
+    let published = client.published(&uri).await;
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{published}");
+    assert_eq!(diagnostics[0]["code"], "left-out");
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(message.contains("it was not checked"), "{message}");
+    client.stop().await;
+}
