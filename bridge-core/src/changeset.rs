@@ -44,12 +44,7 @@ pub fn blob_id(bytes: &[u8]) -> String {
 }
 
 fn hex_id(digest: &[u8]) -> String {
-    let mut id = String::with_capacity(12 + 64);
-    id.push_str("blob:sha256:");
-    for byte in digest {
-        id.push_str(&format!("{byte:02x}"));
-    }
-    id
+    format!("blob:sha256:{}", crate::digest::hex(digest))
 }
 
 /// A changeset and what could not go into it.

@@ -6,7 +6,7 @@
 //! [`proto`] (the outer seam on the wire), [`model`] (what front ends show), [`host`] (the typed
 //! host client, the host process and its handshake, supervision), [`changeset`] (working tree → ChangeSet),
 //! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
-//! every front end uses), [`confine`] (client paths kept inside the workspace), [`text`] (untrusted
+//! every front end uses), [`confine`] (client paths kept inside the workspace), [`digest`] (canonical JSON and sha256 ids), [`text`] (untrusted
 //! host text made safe).
 //! The public API can call only advisory call sites and never `host/applyProposal` or
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
@@ -14,6 +14,7 @@
 pub mod changeset;
 pub mod child;
 pub mod confine;
+pub mod digest;
 mod error;
 pub mod framing;
 pub mod host;

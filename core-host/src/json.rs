@@ -1,69 +1,13 @@
 //! Small JSON helpers: canonical digests, sha256 in hex, RFC 3339 times, string arrays and receipt
 //! ids.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-/// Lower-case hex of the sha256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
-}
-
-/// Compact JSON with object keys sorted recursively (arrays keep their order): the bytes every
-/// digest of a JSON value is taken over, the same as `JSON.stringify` of a key-sorted copy.
-pub(crate) fn canonical(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// `"sha256:" + hex(sha256(canonical JSON))`: the changeset digest and the request digest.
-pub(crate) fn digest(value: &Value) -> String {
-    format!("sha256:{}", sha256_hex(canonical(value).as_bytes()))
-}
+pub(crate) use bridge_core::digest::{canonical_digest as digest, hex, sha256_hex};
 
 /// Now, as RFC 3339 UTC with milliseconds.
 pub(crate) fn now_rfc3339() -> String {
@@ -108,7 +52,10 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_depth_and_keeps_array_order() {
         let value = json!({"b": [3, {"z": 1, "a": "é\n"}], "a": null});
-        assert_eq!(canonical(&value), r#"{"a":null,"b":[3,{"a":"é\n","z":1}]}"#);
+        assert_eq!(
+            bridge_core::digest::canonical_json(&value),
+            r#"{"a":null,"b":[3,{"a":"é\n","z":1}]}"#
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod whitespace;
 
 use std::collections::HashMap;
 
+use bridge_core::digest::hex;
 use sha2::{Digest as _, Sha256};
 
 use crate::changed::changed_lines;
@@ -145,10 +146,6 @@ fn fingerprint(path: &str, mut findings: Vec<Finding>) -> Vec<Fingerprinted> {
             }
         })
         .collect()
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

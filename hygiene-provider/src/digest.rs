@@ -1,51 +1,15 @@
-//! Digests and blob encodings: canonical JSON (sorted keys, compact), sha256 ids, base64.
+//! Digests and blob encodings: canonical JSON digests (bridge-core's), sha256 ids, base64.
 
 use base64::Engine as _;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::checks::hex;
+use bridge_core::digest::hex;
 
-/// `sha256:<hex>` of `value` as canonical JSON: object keys sorted at every depth, arrays in order,
-/// no insignificant whitespace, UTF-8. The changeset digest and the config digest use it (the same
-/// canonicalisation opcore-asp-provider documents, so hosts compute one digest for both).
-pub(crate) fn canonical_digest(value: &Value) -> String {
-    let mut text = String::new();
-    canonical(value, &mut text);
-    format!("sha256:{}", hex(&Sha256::digest(text.as_bytes())))
-}
-
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (n, key) in keys.into_iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
+/// `sha256:<hex>` of `value` as canonical JSON (the changeset digest and the config digest), computed
+/// exactly as the host computes it.
+pub(crate) use bridge_core::digest::canonical_digest;
 
 /// Whether `bytes` hash to the content id `blob:sha256:<hex>` (ids of other algorithms are taken
 /// as they are: nothing to check them with).
@@ -74,8 +38,7 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_depth() {
         let a = json!({"b": 1, "a": {"d": [3, {"z": 1, "y": "é"}], "c": null}});
-        let mut text = String::new();
-        canonical(&a, &mut text);
+        let text = bridge_core::digest::canonical_json(&a);
         assert_eq!(text, r#"{"a":{"c":null,"d":[3,{"y":"é","z":1}]},"b":1}"#);
         let b = json!({"a": {"c": null, "d": [3, {"y": "é", "z": 1}]}, "b": 1});
         assert_eq!(canonical_digest(&a), canonical_digest(&b));

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::*;
-use crate::checks::hex;
+use bridge_core::digest::hex;
 
 /// A host that serves blobs from memory and records what it was asked.
 #[derive(Default)]

@@ -1,0 +1,83 @@
+//! Digests over JSON and bytes that every ASP party here must compute alike: canonical JSON (the
+//! bytes a changeset or configuration digest is taken over) and sha256 in lower-case hex.
+
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
+    out
+}
+
+/// Lower-case hex of the sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Compact JSON with object keys sorted recursively by UTF-16 code units (arrays keep their order):
+/// the same bytes as `JSON.stringify` of a key-sorted copy, which is how opcore-asp-provider
+/// canonicalises, so a host and its providers reach one digest.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+/// `"sha256:" + hex(sha256(canonical JSON))`: the changeset, request and configuration digests.
+pub fn canonical_digest(value: &Value) -> String {
+    format!("sha256:{}", sha256_hex(canonical_json(value).as_bytes()))
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_sort_by_utf16_code_units_as_javascript_does() {
+        // U+FF5E sorts after U+1F600 in UTF-16 (0xFF5E > 0xD83D) but before it in UTF-8 bytes.
+        let value = json!({"\u{1F600}": 1, "\u{FF5E}": 2});
+        assert_eq!(canonical_json(&value), "{\"\u{1F600}\":1,\"\u{FF5E}\":2}");
+    }
+
+    #[test]
+    fn hex_is_lower_case_two_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+    }
+}
