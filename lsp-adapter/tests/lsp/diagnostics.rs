@@ -351,10 +351,19 @@ async fn a_flood_of_host_progress_reaches_a_slow_client_as_the_latest_report_onl
     let release = client.hold("window/workDoneProgress/create");
     let uri = workspace.uri("src/api.ts");
     client.open(&uri, 1, EMOJI_LINE);
-    client
-        .wait_for(|m| m["method"] == "window/workDoneProgress/create")
-        .await;
-    client.published(&uri).await;
+    // The create and the publish race each other: progress is best-effort, so either comes first.
+    let (mut created, mut published) = (false, false);
+    while !(created && published) {
+        let message = client
+            .wait_for(|m| {
+                m["method"] == "window/workDoneProgress/create"
+                    || (m["method"] == "textDocument/publishDiagnostics"
+                        && m["params"]["uri"] == uri)
+            })
+            .await;
+        created |= message["method"] == "window/workDoneProgress/create";
+        published |= message["method"] == "textDocument/publishDiagnostics";
+    }
     host.wait_evaluations(1).await;
     release.send_replace(true);
     let mut values = Vec::new();
