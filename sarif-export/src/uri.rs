@@ -50,8 +50,8 @@ pub(crate) fn artifact(path: &str, repo: Option<&Path>) -> Option<Artifact> {
     Some(relative(path))
 }
 
-/// The workspace root itself, for a finding that names no file: `.` relative to `%SRCROOT%`
-/// (GitHub code scanning refuses results without a location).
+/// The workspace root itself, for a finding that names no file or a path outside the workspace:
+/// `.` relative to `%SRCROOT%` (GitHub code scanning refuses results without a location).
 pub(crate) fn workspace() -> Artifact {
     Artifact {
         uri: ".".to_owned(),

@@ -166,7 +166,7 @@ pub(crate) fn left_out(paths: &[bridge_core::changeset::Skipped]) -> Option<Noti
     })
 }
 
-/// A notification when some results name a path outside the workspace (shown without a location).
+/// A notification when some results name a path outside the workspace (located on its root).
 pub(crate) fn refused_locations(count: usize) -> Option<Notification> {
     (count > 0).then(|| {
         notice(
@@ -174,8 +174,8 @@ pub(crate) fn refused_locations(count: usize) -> Option<Notification> {
             "warning",
             format!(
                 "{count} results name a path outside the workspace (`..`, an absolute path or a \
-                 `file:` URI elsewhere); they are kept without a location, and each says why in \
-                 its `locationRefused` property"
+                 `file:` URI elsewhere); they are kept, located on the repository root, and each \
+                 says why in its `locationRefused` property"
             ),
             bag([("results", json!(count))]),
         )

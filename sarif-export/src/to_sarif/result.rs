@@ -1,7 +1,8 @@
 //! One finding as one SARIF result: rule, level, message with the next step, location, fingerprints,
 //! baseline state and the finding's own properties. A path outside the workspace is never a
-//! location: the result is kept without one and says why (`locationRefused`). A finding that names
-//! no file (a project-level finding) is located on the workspace root (`.`), marked `projectLevel`.
+//! location: the result is located on the workspace root (`.`, no region) and says why
+//! (`locationRefused`), as GitHub refuses results without a location. A finding that names no file
+//! (a project-level finding) is located on the workspace root too, marked `projectLevel`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,9 +59,10 @@ pub(crate) fn result(
     let artifact = match bridge_core::confine::host_path(repo, &d.location.path) {
         _ if workspace => Some(uri::workspace()),
         Ok(path) => uri::artifact(&path, repo),
-        Err(_) => None,
+        Err(_) => Some(uri::workspace()),
     };
-    let region = d.location.range.as_ref().filter(|_| !workspace).map(region);
+    let on_root = workspace || refused.is_some();
+    let region = d.location.range.as_ref().filter(|_| !on_root).map(region);
     let mut fingerprints = BTreeMap::new();
     if !d.fingerprint.is_empty() {
         fingerprints.insert(ASP_FINGERPRINT.to_owned(), d.fingerprint.clone());
@@ -105,7 +107,7 @@ pub(crate) fn result(
 }
 
 /// Why a finding's path is not shown as its location, when it names a place outside the workspace
-/// (`..`, an absolute path or `file:` URI elsewhere): the result is kept, without a location.
+/// (`..`, an absolute path or `file:` URI elsewhere): the result is kept, on the workspace root.
 pub(crate) fn refused_path(finding: &Finding, repo: Option<&Path>) -> Option<String> {
     let path = &finding.diagnostic.location.path;
     let why = bridge_core::confine::host_path(repo, path).err()?;
