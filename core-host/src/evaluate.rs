@@ -2,7 +2,7 @@
 //! and the decision.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
@@ -43,6 +43,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
 
     let workspace = host.workspace.clone();
     let submitted = changeset.clone();
+    let asked_budget = params["timeoutMs"].as_u64();
     // The policy in force is always the one committed at the host's own baseline; the changeset
     // may name another baseline (verified), which its before-blobs and the providers then use.
     let (own, baseline, moved, policy, active_policy, intake) =
@@ -56,7 +57,11 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
                 .and_then(|entry| workspace.blob_id_of(&entry.oid).ok());
             let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
                 Ok(baseline) => {
-                    let intake = snapshot::intake(&workspace, &baseline, &submitted);
+                    let budget = asked_budget
+                        .or_else(|| policy.budget_ms(call_site))
+                        .map_or(DEFAULT_BUDGET, Duration::from_millis);
+                    let deadline = Instant::now() + budget;
+                    let intake = snapshot::intake(&workspace, &baseline, &submitted, deadline);
                     (baseline, intake)
                 }
                 Err(refused) => (

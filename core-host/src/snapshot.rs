@@ -13,6 +13,7 @@ mod intake;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -77,6 +78,8 @@ pub(crate) struct Workspace {
 
 /// Bytes of baseline content kept between requests.
 const BLOB_CACHE_BYTES: usize = 64 << 20;
+/// Longest a git read of one baseline blob may take.
+const GIT_DEADLINE: Duration = Duration::from_secs(30);
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -247,7 +250,56 @@ impl Workspace {
         if let Some(blob) = self.blobs.lock().ok().and_then(|b| b.0.get(oid).cloned()) {
             return Ok(blob);
         }
-        let blob = git::cat_blob(&self.root, oid)?;
+        let blob = git::cat_blob(&self.root, oid, Instant::now() + GIT_DEADLINE)?;
+        self.keep(oid, &blob);
+        Ok(blob)
+    }
+
+    /// The blobs of many git objects (each as [`Workspace::git_blob`] gives it, the error as
+    /// text); those not cached are read by one git process, which must finish by `deadline`.
+    /// Blocking.
+    pub(crate) fn git_blobs(
+        &self,
+        oids: &[&str],
+        deadline: Instant,
+    ) -> HashMap<String, Result<Blob, String>> {
+        let mut found = HashMap::with_capacity(oids.len());
+        let mut wanted = Vec::new();
+        {
+            let cache = lock(&self.blobs);
+            for oid in oids {
+                match cache.0.get(*oid) {
+                    Some(blob) => {
+                        found.insert((*oid).to_owned(), Ok(blob.clone()));
+                    }
+                    None => wanted.push((*oid).to_owned()),
+                }
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        match git::cat_blobs(&self.root, &wanted, deadline) {
+            Ok(blobs) => {
+                for (oid, blob) in wanted.into_iter().zip(blobs) {
+                    let blob = blob.map_err(|e| e.to_string());
+                    if let Ok(blob) = &blob {
+                        self.keep(&oid, blob);
+                    }
+                    found.insert(oid, blob);
+                }
+            }
+            Err(e) => {
+                let why = e.to_string();
+                for oid in wanted {
+                    found.insert(oid, Err(why.clone()));
+                }
+            }
+        }
+        found
+    }
+
+    /// Remembers a git object's blob: its id always, its bytes while the cache has room.
+    fn keep(&self, oid: &str, blob: &Blob) {
         self.remember(oid, &blob.id);
         if let (Ok(mut cache), Some(bytes)) = (self.blobs.lock(), &blob.bytes) {
             if cache.1 + bytes.len() > BLOB_CACHE_BYTES {
@@ -256,7 +308,6 @@ impl Workspace {
             cache.1 += bytes.len();
             cache.0.insert(oid.to_owned(), blob.clone());
         }
-        Ok(blob)
     }
 
     /// The ASP blob id of a git object, hashing it on first use. Blocking.

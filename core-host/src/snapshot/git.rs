@@ -1,10 +1,14 @@
 //! The few git commands the host runs: the `HEAD` tree, a tree listing and blob contents.
 //! Paths are data (`--literal-pathspecs`); nothing here writes to the repository.
 
-use std::io::Read as _;
+mod batch;
+
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
+
+pub(crate) use batch::cat_blobs;
 
 use super::{Blob, TreeEntry, hash_stream};
 use crate::error::{Error, Result};
@@ -93,33 +97,17 @@ pub(crate) fn list_tree(repo: &Path, tree: &str) -> Result<Vec<TreeEntry>> {
     Ok(entries)
 }
 
+/// Whether `oid` is a full git object id (SHA-1 or SHA-256, hexadecimal), so that git can read it
+/// neither as an option nor as more than one request.
+pub(crate) fn is_object_id(oid: &str) -> bool {
+    matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The content of a git blob, hashed as it streams.
-pub(crate) fn cat_blob(repo: &Path, oid: &str) -> Result<Blob> {
-    if oid.is_empty() || !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::git(format!("not an object id: {oid:?}")));
-    }
-    let mut child = command(repo)
-        .args(["cat-file", "blob", oid])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::git(format!("cannot run git: {e}")))?;
-    let stdout = child.stdout.take().ok_or_else(|| Error::git("no stdout"))?;
-    let blob = hash_stream(stdout);
-    let mut stderr = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        let _ = (&mut err).take(4096).read_to_string(&mut stderr);
-    }
-    let status = child
-        .wait()
-        .map_err(|e| Error::git(format!("git cat-file: {e}")))?;
-    if !status.success() {
-        return Err(Error::git(format!(
-            "git cat-file {oid} failed: {}",
-            stderr.trim()
-        )));
-    }
-    blob.map_err(|e| Error::io("reading a git blob", e))
+pub(crate) fn cat_blob(repo: &Path, oid: &str, deadline: Instant) -> Result<Blob> {
+    cat_blobs(repo, &[oid.to_owned()], deadline)?
+        .pop()
+        .unwrap_or_else(|| Err(Error::git(format!("git cat-file gave no answer for {oid}"))))
 }
 
 /// The files that say where `HEAD` points: `HEAD` itself, the ref it names, `packed-refs`.

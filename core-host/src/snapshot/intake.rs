@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -28,12 +29,14 @@ pub(crate) struct Intake {
     pub(crate) stale_baseline: Option<String>,
 }
 
-/// Checks `changeset` (already schema-valid) against the workspace at `baseline`. `Err` is an
-/// input error (a path that is not a plain relative path). Blocking.
+/// Checks `changeset` (already schema-valid) against the workspace at `baseline`; the baseline's
+/// blobs are read from git by one process, which must finish by `deadline`. `Err` is an input
+/// error (a path that is not a plain relative path). Blocking.
 pub(crate) fn intake(
     workspace: &Workspace,
     baseline: &Baseline,
     changeset: &Value,
+    deadline: Instant,
 ) -> Result<Intake, String> {
     let mut out = Intake::default();
     let changes = changeset["changes"]
@@ -69,15 +72,25 @@ pub(crate) fn intake(
     };
     let index: HashMap<&str, &super::TreeEntry> =
         tree.iter().map(|e| (e.path.as_str(), e)).collect();
+    fn before_path(change: &Value) -> &str {
+        let path = change["path"].as_str().unwrap_or_default();
+        change["from"]
+            .as_str()
+            .filter(|_| change["kind"] == "rename")
+            .unwrap_or(path)
+    }
+    let before_oids: Vec<&str> = changes
+        .iter()
+        .filter(|change| change["before"].is_string())
+        .filter_map(|change| index.get(before_path(change)))
+        .map(|entry| entry.oid.as_str())
+        .collect();
+    let before_blobs = workspace.git_blobs(&before_oids, deadline);
     for change in changes {
         let path = change["path"].as_str().unwrap_or_default();
         let kind = change["kind"].as_str().unwrap_or_default();
-        let before_path = change["from"]
-            .as_str()
-            .filter(|_| kind == "rename")
-            .unwrap_or(path);
         if let Some(before) = change["before"].as_str() {
-            check_before(workspace, &index, before_path, before, &mut out);
+            check_before(&index, &before_blobs, before_path(change), before, &mut out);
         }
         match (kind, change["after"].as_str()) {
             (_, Some(after)) => check_after(workspace, path, after, &mut out),
@@ -109,8 +122,8 @@ impl Intake {
 }
 
 fn check_before(
-    workspace: &Workspace,
     index: &HashMap<&str, &super::TreeEntry>,
+    blobs: &HashMap<String, Result<Blob, String>>,
     path: &str,
     claimed: &str,
     out: &mut Intake,
@@ -121,7 +134,11 @@ fn check_before(
         ));
         return;
     };
-    match workspace.git_blob(&entry.oid) {
+    let read = blobs
+        .get(&entry.oid)
+        .cloned()
+        .unwrap_or_else(|| Err("it was not read".to_owned()));
+    match read {
         Ok(blob) if blob.id == claimed => out.keep(path, blob),
         Ok(_) => out.stale.push(format!(
             "the before blob of {path} does not match the baseline"

@@ -10,6 +10,10 @@ fn repo() -> Repo {
     Repo::new(&[("a.txt", "old\n"), ("gone.txt", "bye\n")])
 }
 
+fn soon() -> std::time::Instant {
+    std::time::Instant::now() + std::time::Duration::from_secs(30)
+}
+
 fn id(bytes: &[u8]) -> String {
     blob_of(bytes.to_vec()).id
 }
@@ -84,7 +88,7 @@ fn intake_accepts_true_blob_ids_and_reports_every_mismatch_as_stale() {
         {"path": "b.txt", "kind": "create", "after": id(b"b\n")},
         {"path": "gone.txt", "kind": "delete", "before": id(b"bye\n")},
     ]});
-    let found = intake(&ws, &baseline, &good).unwrap();
+    let found = intake(&ws, &baseline, &good, soon()).unwrap();
     assert!(found.stale.is_empty(), "{:?}", found.stale);
     assert_eq!(found.blobs.len(), 4);
     assert_eq!(found.blobs[&id(b"new\n")].path, "a.txt");
@@ -94,18 +98,18 @@ fn intake_accepts_true_blob_ids_and_reports_every_mismatch_as_stale() {
         {"path": "b.txt", "kind": "create", "after": id(b"not b\n")},
         {"path": "a.txt", "kind": "delete", "before": id(b"old\n")},
     ]});
-    let found = intake(&ws, &baseline, &lying).unwrap();
+    let found = intake(&ws, &baseline, &lying, soon()).unwrap();
     assert_eq!(found.stale.len(), 3, "{:?}", found.stale);
 
     let moved = json!({"baseline": {"rev": "git:tree:0000"}, "changes": []});
     assert!(
-        intake(&ws, &baseline, &moved)
+        intake(&ws, &baseline, &moved, soon())
             .unwrap()
             .stale_baseline
             .is_some()
     );
     let escaping = json!({"baseline": baseline.value, "changes": [{"path": "../x", "kind": "create", "after": id(b"")}]});
-    assert!(intake(&ws, &baseline, &escaping).is_err());
+    assert!(intake(&ws, &baseline, &escaping, soon()).is_err());
 }
 
 #[test]
@@ -166,4 +170,27 @@ fn a_changeset_may_name_any_tree_or_commit_of_the_repository_verified() {
             "{rev}: {refused}"
         );
     }
+}
+
+#[test]
+fn many_baseline_blobs_come_from_one_git_process_and_missing_ones_fail_alone() {
+    let files: Vec<(String, String)> = (0..50)
+        .map(|i| (format!("f{i}.txt"), format!("file {i}\n")))
+        .collect();
+    let pairs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = Repo::new(&pairs);
+    let ws = Workspace::open(dir.path()).unwrap();
+    let tree = ws.tree(&ws.baseline().tree).unwrap();
+    let missing = "1".repeat(40);
+    let mut oids: Vec<&str> = tree.iter().map(|e| e.oid.as_str()).collect();
+    oids.push(&missing);
+    let found = ws.git_blobs(&oids, soon());
+    for entry in tree.iter() {
+        let text = &files.iter().find(|(p, _)| *p == entry.path).unwrap().1;
+        assert_eq!(found[&entry.oid].as_ref().unwrap().id, id(text.as_bytes()));
+    }
+    assert!(found[&missing].is_err());
 }
