@@ -14,8 +14,9 @@ use crate::wire::{
     Diagnostic, Location, ProviderInfo, Status, Timing, TreeEntry, ValidAsOf,
 };
 
-/// Files whose blobs are read in one `workspace/readBlob` call (both sides of each).
-pub(crate) const CHUNK: usize = 8;
+/// Files whose blobs are read in one `workspace/readBlob` call (both sides of each). A host
+/// that refuses an answer this large (the embedded host caps one at 12 MiB) is asked for halves.
+pub(crate) const CHUNK: usize = 128;
 /// Deadline of one callback, within the evaluation's own deadline.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// Most diagnostics in one assessment; past it the list is cut and `truncated` set.
@@ -227,8 +228,26 @@ async fn check_all<W: Workspace>(
     outcome: &mut Outcome,
 ) {
     let total = targets.len();
-    for (n, chunk) in targets.chunks(CHUNK).enumerate() {
-        if Instant::now() >= deadline {
+    let chunks: Vec<&[Target]> = targets.chunks(CHUNK).collect();
+    let ids = |chunk: &[Target]| -> Vec<String> {
+        chunk
+            .iter()
+            .flat_map(|t| t.before.iter().chain(t.after.iter()))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    // The next chunk's blobs are read while this chunk's checks run: at most two chunks' blobs
+    // are held at once.
+    let mut next = match chunks.first() {
+        Some(first) if Instant::now() < deadline => {
+            Some(read(workspace, ids(first), deadline).await)
+        }
+        _ => None,
+    };
+    for (n, chunk) in chunks.iter().enumerate() {
+        let Some((blobs, failures)) = next.take() else {
             outcome.degrade(
                 "timed-out",
                 format!(
@@ -237,18 +256,10 @@ async fn check_all<W: Workspace>(
                 ),
             );
             return;
-        }
-        let ids: Vec<String> = chunk
-            .iter()
-            .flat_map(|t| t.before.iter().chain(t.after.iter()))
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let (blobs, failures) = read(workspace, ids, deadline).await;
+        };
         outcome.read.extend(blobs.keys().cloned());
         let mut ready = Vec::new();
-        for target in chunk {
+        for target in chunk.iter() {
             let missing = target
                 .before
                 .iter()
@@ -267,13 +278,22 @@ async fn check_all<W: Workspace>(
         }
         let rules = request.rules.clone();
         let (settings, comparison) = (request.settings, request.comparison);
-        let checked = tokio::task::spawn_blocking(move || {
+        let checks = tokio::task::spawn_blocking(move || {
             ready
                 .iter()
                 .flat_map(|t| diagnostics(t, &blobs, &rules, settings, comparison))
                 .collect::<Vec<_>>()
-        })
-        .await;
+        });
+        let prefetch = async {
+            match chunks.get(n + 1) {
+                Some(following) if Instant::now() < deadline => {
+                    Some(read(workspace, ids(following), deadline).await)
+                }
+                _ => None,
+            }
+        };
+        let (checked, prefetched) = tokio::join!(checks, prefetch);
+        next = prefetched;
         match checked {
             Ok(found) => outcome.diagnostics.extend(found),
             Err(e) => outcome.degrade("error", format!("the checks stopped: {e}")),
@@ -292,8 +312,9 @@ fn remaining(deadline: Instant) -> Duration {
         .min(CALL_TIMEOUT)
 }
 
-/// Reads `ids` in one call, falling back to one call per blob when the batch fails. Returns the
-/// blobs read (decoded, checked against their ids) and why the others were not.
+/// Reads `ids` in one call; when a batch fails (a blob refused, or an answer past the host's size
+/// cap) its halves are read, down to single blobs. Returns the blobs read (decoded, checked
+/// against their ids) and why the others were not.
 async fn read<W: Workspace>(
     workspace: &W,
     ids: Vec<String>,
@@ -301,27 +322,13 @@ async fn read<W: Workspace>(
 ) -> (HashMap<String, Vec<u8>>, HashMap<String, String>) {
     let mut blobs = HashMap::new();
     let mut failures = HashMap::new();
-    if ids.is_empty() {
-        return (blobs, failures);
-    }
-    let batches: Vec<Vec<String>> =
-        match workspace.read_blobs(ids.clone(), remaining(deadline)).await {
-            Ok(sent) => {
-                accept(&ids, sent, &mut blobs, &mut failures);
-                return (blobs, failures);
-            }
-            Err(error) if ids.len() == 1 => {
-                failures.insert(ids[0].clone(), error);
-                return (blobs, failures);
-            }
-            Err(error) => {
-                tracing::debug!(%error, "a batch read failed; reading one blob at a time");
-                ids.into_iter().map(|id| vec![id]).collect()
-            }
+    let mut batches = vec![ids];
+    while let Some(batch) = batches.pop() {
+        let Some(first) = batch.first() else {
+            continue;
         };
-    for batch in batches {
         if Instant::now() >= deadline {
-            failures.insert(batch[0].clone(), "the deadline passed".into());
+            failures.insert(first.clone(), "the deadline passed".into());
             continue;
         }
         match workspace
@@ -329,8 +336,15 @@ async fn read<W: Workspace>(
             .await
         {
             Ok(sent) => accept(&batch, sent, &mut blobs, &mut failures),
+            Err(error) if batch.len() == 1 => {
+                failures.insert(first.clone(), error);
+            }
             Err(error) => {
-                failures.insert(batch[0].clone(), error);
+                tracing::debug!(%error, blobs = batch.len(), "a batch read failed; reading its halves");
+                let mut batch = batch;
+                let second = batch.split_off(batch.len() / 2);
+                batches.push(second);
+                batches.push(batch);
             }
         }
     }
@@ -344,8 +358,9 @@ fn accept(
     blobs: &mut HashMap<String, Vec<u8>>,
     failures: &mut HashMap<String, String>,
 ) {
+    let asked: HashSet<&str> = asked.iter().map(String::as_str).collect();
     for blob in sent {
-        if !asked.contains(&blob.id) {
+        if !asked.contains(blob.id.as_str()) {
             tracing::debug!(id = %blob.id, "the host sent a blob that was not asked for");
             continue;
         }

@@ -24,7 +24,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
 /// Largest frame read from the host: one `workspace/readBlob` answer carries up to
-/// [`evaluate::CHUNK`] files, base64-encoded.
+/// [`evaluate::CHUNK`] files, base64-encoded; a larger answer fails its call, and the provider
+/// then reads the batch in halves.
 const MAX_FRAME: usize = 64 * 1024 * 1024;
 /// How long running evaluations may finish once the host closed its end.
 const DRAIN: Duration = Duration::from_secs(2);

@@ -368,3 +368,25 @@ async fn diagnostics_past_the_cap_are_cut_and_marked_truncated() {
     assert_eq!(assessment["coverage"]["truncated"], true);
     assert_eq!(assessment["coverage"]["exhaustive"], false);
 }
+
+#[tokio::test]
+async fn files_are_read_in_large_batches_and_a_refused_blob_costs_a_few_halvings_not_one_call_per_blob()
+ {
+    let mut memory = Memory::default();
+    let mut changes = Vec::new();
+    for i in 0..64 {
+        let id = memory.add(format!("file {i}\n").as_bytes());
+        changes.push(json!({"path": format!("f{i}.txt"), "kind": "create", "after": id}));
+    }
+    let secret = changes[17]["after"].as_str().unwrap().to_owned();
+    memory.refuse.push(secret.clone());
+    let assessment = run(&memory, params(json!(changes), "introduced")).await;
+    assert_eq!(assessment["status"], "incomplete");
+    let read = assessment["validAsOf"]["blobs"].as_array().unwrap();
+    assert_eq!(read.len(), 63, "every other file was read");
+    assert!(!read.contains(&json!(secret)));
+    let asked = memory.asked.lock().unwrap();
+    assert_eq!(asked[0].len(), 64, "one call for all of them first");
+    // Halving 64 down to the one refused blob: 1 + 2 per level, 6 levels.
+    assert_eq!(asked.len(), 13, "{asked:?}");
+}
