@@ -143,6 +143,8 @@ pub enum Error {
         method: String,
         code: i64,
         message: String,
+        /// `error.data.detail`, when the peer gives one: untrusted text, filter before showing it.
+        detail: Option<String>,
         fail_class: FailClass,
         retryable: bool,
     },
@@ -264,6 +266,7 @@ mod tests {
             method: "host/status".into(),
             code: -32012,
             message: "no".into(),
+            detail: None,
             fail_class: FailClass::Policy,
             retryable: false,
         };

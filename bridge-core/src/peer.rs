@@ -776,11 +776,16 @@ fn refused(role: Role, method: &str, error: ErrorObject) -> Error {
         .and_then(|d| d.get("retryable"))
         .and_then(Value::as_bool);
     let fail_class = class.unwrap_or_else(|| FailClass::from_code(error.code));
+    let detail = data
+        .and_then(|d| d.get("detail"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     Error::Refused {
         role,
         method: method.to_owned(),
         code: error.code,
         message: error.message,
+        detail,
         fail_class,
         retryable: retryable.unwrap_or(fail_class == FailClass::Health),
     }

@@ -358,6 +358,7 @@ impl Worktree {
                 method,
                 code: STALE_BASELINE_CODE,
                 message,
+                detail,
                 fail_class,
                 retryable,
             }) => Err(Error::Refused {
@@ -367,6 +368,7 @@ impl Worktree {
                     .await,
                 method,
                 code: STALE_BASELINE_CODE,
+                detail,
                 fail_class,
                 retryable,
             }),

@@ -121,6 +121,10 @@ fn host_error(error: Value) -> bridge_core::Error {
         method: proto::EVALUATE_CHANGESET.to_owned(),
         code: error.code,
         message: bridge_core::text::untrusted(&error.message, 500).into_owned(),
+        detail: data
+            .and_then(|d| d.get("detail"))
+            .and_then(Value::as_str)
+            .map(|d| bridge_core::text::untrusted(d, 500).into_owned()),
         fail_class,
         retryable,
     }

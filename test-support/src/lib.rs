@@ -40,8 +40,9 @@ pub fn fixture(name: &str) -> Value {
 }
 
 /// The `fake-host` binary of this crate, next to `sibling`, a binary of the same build (e.g. the
-/// caller's `CARGO_BIN_EXE_asp-bridge`). `cargo test --workspace` builds it; a narrower run builds it
-/// here, once, into the same target directory and profile.
+/// caller's `CARGO_BIN_EXE_asp-bridge`). `cargo test --workspace` builds it; a narrower run would
+/// find it missing or stale, so it is brought up to date here, once per test process, into the same
+/// target directory and profile (a no-op when it is fresh).
 pub fn fake_host_bin(sibling: &str) -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| workspace_bin("test-support", "fake-host", sibling))
@@ -54,12 +55,10 @@ pub fn fake_provider_bin(sibling: &str) -> &'static Path {
     PATH.get_or_init(|| workspace_bin("fake-provider", "fake-provider", sibling))
 }
 
-/// The binary `name` of the workspace package `package`, next to `sibling`; built when missing.
+/// The binary `name` of the workspace package `package`, next to `sibling`, up to date.
 fn workspace_bin(package: &str, name: &str, sibling: &str) -> PathBuf {
     let path = Path::new(sibling).with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    if !path.exists() {
-        build(package, name, &path);
-    }
+    build(package, name, &path);
     path
 }
 

@@ -414,11 +414,13 @@ async fn core_provider_fail_open() {
     // A health failure of a required provider on an advisory call site is visible, never allow.
     let (verdict, _) = evaluate_fault("error-reply", "interactive").await;
     assert_indeterminate(&verdict, "error");
+    let detail = verdict["coverage"]["degraded"][0]["detail"]
+        .as_str()
+        .unwrap();
+    assert!(detail.contains("health"), "{detail}");
     assert!(
-        verdict["coverage"]["degraded"][0]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("health")
+        detail.contains("disk quota") && detail.contains("exceeded") && !detail.contains('\u{1b}'),
+        "the provider's error.data.detail is kept, filtered: {detail}"
     );
 }
 

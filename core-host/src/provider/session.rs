@@ -354,14 +354,19 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
         E::Refused {
             code,
             message,
+            detail,
             fail_class,
             ..
         } => Failure::new(
             "error",
             "active",
             format!(
-                "the provider answered {method} with an error ({fail_class}, code {code}): {}",
-                bridge_core::text::untrusted(message, 300)
+                "the provider answered {method} with an error ({fail_class}, code {code}): {}{}",
+                bridge_core::text::untrusted(message, 300),
+                detail.as_deref().map_or(String::new(), |detail| format!(
+                    " ({})",
+                    bridge_core::text::untrusted(detail, 300)
+                )),
             ),
         ),
         E::Malformed { detail, .. } => Failure::new(
