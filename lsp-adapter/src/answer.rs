@@ -216,14 +216,7 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    fn fixture(name: &str) -> Value {
-        let text = std::fs::read_to_string(format!(
-            "{}/../tests/fixtures/asp/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
-        serde_json::from_str::<Value>(&text).unwrap()["result"].clone()
-    }
+    use test_support::fixture;
 
     fn answer(value: &Value) -> serde_json::Result<Answer> {
         serde_json::from_str(&value.to_string())

@@ -175,10 +175,7 @@ mod tests {
 
     #[test]
     fn documents_inside_the_root_get_their_repo_relative_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("src/ünï")).unwrap();
-        std::fs::write(root.join("src/ünï/a b.ts"), "x").unwrap();
+        let (_dir, root) = test_support::tree(&[("src/ünï/a b.ts", "x")]);
         assert_eq!(
             confine(&root, &file_uri(&root.join("src/ünï/a b.ts"))).unwrap(),
             "src/ünï/a b.ts"
@@ -197,8 +194,7 @@ mod tests {
 
     #[test]
     fn uris_outside_the_root_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let (_dir, root) = test_support::tree(&[]);
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("secret.txt"), "x").unwrap();
         #[cfg(unix)]
@@ -224,8 +220,7 @@ mod tests {
 
     #[test]
     fn the_root_is_the_first_workspace_folder_else_the_root_uri() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let (_dir, root) = test_support::tree(&[]);
         let mut params = InitializeParams {
             workspace_folders: Some(vec![WorkspaceFolder {
                 uri: file_uri(&root),

@@ -327,13 +327,7 @@ mod tests {
     use bridge_core::FailClass;
 
     fn fixture(name: &str) -> Decision {
-        let text = std::fs::read_to_string(format!(
-            "{}/../tests/fixtures/asp/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
-        let value: Value = serde_json::from_str(&text).unwrap();
-        serde_json::from_value(value["result"].clone()).unwrap()
+        serde_json::from_value(test_support::fixture(name)).unwrap()
     }
 
     /// `decision` as `src/api.ts` shows it.

@@ -267,10 +267,7 @@ mod tests {
 
     #[test]
     fn files_are_read_only_inside_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join("src")).unwrap();
-        std::fs::write(root.join("src/a.txt"), " a\nb\n  \t\tc\n d").unwrap();
+        let (_dir, root) = test_support::tree(&[("src/a.txt", " a\nb\n  \t\tc\n d")]);
         let outside = tempfile::NamedTempFile::new().unwrap();
         #[cfg(unix)]
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();

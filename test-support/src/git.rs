@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Runs `git -C dir args…` as a throwaway identity; fails the test (with git's stderr) if git does.
-pub fn git(dir: &Path, args: &[&str]) {
+/// Runs `git -C dir args…` as a throwaway identity: its stdout; fails the test (with git's stderr)
+/// if git does.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -24,23 +25,12 @@ pub fn git(dir: &Path, args: &[&str]) {
         "git {args:?}: {}",
         String::from_utf8_lossy(&output.stderr).trim()
     );
+    String::from_utf8(output.stdout).expect("git's output is UTF-8 here")
 }
 
 /// `git rev-parse rev` in `dir`: the full object id it names; fails the test if git cannot.
 pub fn rev_parse(dir: &Path, rev: &str) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--verify", "--end-of-options", rev])
-        .output()
-        .expect("run git");
-    assert!(
-        output.status.success(),
-        "git rev-parse {rev}: {}",
-        String::from_utf8_lossy(&output.stderr).trim()
-    );
-    String::from_utf8(output.stdout)
-        .expect("git prints ids in ASCII")
+    git(dir, &["rev-parse", "--verify", "--end-of-options", rev])
         .trim()
         .to_owned()
 }

@@ -39,6 +39,19 @@ pub fn fixture(name: &str) -> Value {
     value["result"].take()
 }
 
+/// A temporary directory holding `files` (`(path, text)`, parents created), and its canonical path:
+/// what code that confines paths to a root sees. The directory is removed when the first is dropped.
+pub fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path().canonicalize().expect("its canonical path");
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a file in a directory")).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    (dir, root)
+}
+
 /// The `fake-host` binary of this crate, next to `sibling`, a binary of the same build (e.g. the
 /// caller's `CARGO_BIN_EXE_asp-bridge`). `cargo test --workspace` builds it; a narrower run would
 /// find it missing or stale, so it is brought up to date here, once per test process, into the same

@@ -230,13 +230,7 @@ mod tests {
     use super::*;
 
     fn status(path: &str) -> Status {
-        let text = std::fs::read_to_string(format!(
-            "{}/../tests/fixtures/asp/{path}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
-        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        serde_json::from_value(value["result"].clone()).unwrap()
+        serde_json::from_value(test_support::fixture(path)).unwrap()
     }
 
     #[test]

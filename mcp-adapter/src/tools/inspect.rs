@@ -311,8 +311,7 @@ mod tests {
 
     #[test]
     fn paths_anywhere_in_the_request_are_confined_and_normalised() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let (_dir, root) = test_support::tree(&[]);
         let mut request = json!({
             "kind": "inspect/references",
             "symbol": {"path": "./src/a.ts", "position": {"line": 1, "char": 2}},
@@ -329,10 +328,7 @@ mod tests {
 
     #[test]
     fn paths_are_confined_by_their_shape_under_any_key_at_any_depth() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join("src")).unwrap();
-        std::fs::write(root.join("src/a.ts"), "x").unwrap();
+        let (_dir, root) = test_support::tree(&[("src/a.ts", "x")]);
         #[cfg(unix)]
         std::os::unix::fs::symlink("/etc", root.join("etc-link")).unwrap();
         let inside = format!("file://{}/src/a.ts", root.display());
@@ -387,8 +383,7 @@ mod tests {
 
     #[test]
     fn escaping_or_malformed_paths_refuse_the_whole_request() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let (_dir, root) = test_support::tree(&[]);
         for request in [
             json!({"symbol": {"path": "../outside.ts"}}),
             json!({"scope": {"paths": ["ok", "/etc/passwd"]}}),
