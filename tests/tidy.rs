@@ -13,6 +13,13 @@ fn root() -> PathBuf {
 }
 
 /// Every tracked-or-new Rust file of the project, relative to the root.
+/// The tracked Rust files for which `keep` is true.
+fn rust_files_where(keep: impl Fn(&PathBuf) -> bool) -> Vec<PathBuf> {
+    let mut files = rust_files();
+    files.retain(keep);
+    files
+}
+
 fn rust_files() -> Vec<PathBuf> {
     let output = Command::new("git")
         .arg("-C")
@@ -49,10 +56,7 @@ fn is_test_code(path: &Path) -> bool {
 
 #[test]
 fn every_rust_file_opens_with_a_module_doc_line() {
-    let missing: Vec<_> = rust_files()
-        .into_iter()
-        .filter(|p| !read(p).starts_with("//!"))
-        .collect();
+    let missing = rust_files_where(|p| !read(p).starts_with("//!"));
     assert!(
         missing.is_empty(),
         "files without a leading `//!` line: {missing:?}"
@@ -61,10 +65,7 @@ fn every_rust_file_opens_with_a_module_doc_line() {
 
 #[test]
 fn modules_are_foo_rs_and_foo_dir_never_mod_rs() {
-    let mod_rs: Vec<_> = rust_files()
-        .into_iter()
-        .filter(|p| p.ends_with("mod.rs"))
-        .collect();
+    let mod_rs = rust_files_where(|p| p.ends_with("mod.rs"));
     assert!(mod_rs.is_empty(), "mod.rs files: {mod_rs:?}");
 }
 
@@ -365,26 +366,21 @@ fn installing_the_product_installs_no_test_tool() {
         ["asp-bridge"],
         "`cargo install --path asp-bridge` installs the product's one binary and no test tool"
     );
-    let provider = packages
-        .iter()
-        .find(|p| binaries(p).iter().any(|b| b == "fake-provider"))
-        .expect("a package builds the fake provider");
-    assert_eq!(provider["name"], "fake-provider");
-    assert_eq!(
-        provider["publish"],
-        serde_json::json!([]),
-        "the fake provider is never published"
-    );
-    let tools = packages
-        .iter()
-        .find(|p| binaries(p).iter().any(|b| b == "fake-host"))
-        .expect("a package builds the fake host");
-    assert_eq!(tools["name"], "test-support");
-    assert_eq!(
-        tools["publish"],
-        serde_json::json!([]),
-        "test-support is never published"
-    );
+    for (binary, package) in [
+        ("fake-provider", "fake-provider"),
+        ("fake-host", "test-support"),
+    ] {
+        let builder = packages
+            .iter()
+            .find(|p| binaries(p).iter().any(|b| b == binary))
+            .unwrap_or_else(|| panic!("a package builds {binary}"));
+        assert_eq!(builder["name"], package, "{binary} is built by {package}");
+        assert_eq!(
+            builder["publish"],
+            serde_json::json!([]),
+            "{package} is never published"
+        );
+    }
     for package in packages {
         for dependency in package["dependencies"].as_array().expect("dependencies") {
             if dependency["name"] == "test-support" || dependency["name"] == "fake-provider" {

@@ -21,9 +21,11 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// git and sh, and no `asp`.
 const SYSTEM_PATH: &str = "/usr/bin:/bin";
 
-const MERGE: &str =
+/// A file with an unresolved merge conflict (`hygiene/merge-conflict` on lines 2 to 6).
+pub(crate) const MERGE: &str =
     "fn main() {\n<<<<<<< HEAD\n    let x = 1;\n=======\n    let x = 2;\n>>>>>>> topic\n}\n";
-const KEY: &str =
+/// A private key (`hygiene/private-key` on line 1).
+pub(crate) const KEY: &str =
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexample\n-----END RSA PRIVATE KEY-----\n";
 const JSON: &str = "{\n  \"name\": \"demo\",\n  \"version\": 1,,\n}\n";
 const CLEAN: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";

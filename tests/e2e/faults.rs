@@ -132,6 +132,35 @@ impl Host {
 /// The directory whose creation marks that the first host process was started.
 const FIRST_GATE: &str = "first-host-started";
 
+/// The host of a row whose fault must cost no answer in any front end: the cell checks that the
+/// answers come as from a well host (and what the bridge logs, [`logged`]).
+pub(crate) fn harmless(row: Row) -> Option<Host> {
+    match row {
+        Row::UnknownId => Some(Host::with("--unknown-id --duplicate")),
+        Row::JunkInvalidUtf8Oversize => Some(Host::with(format!("--junk --oversize {OVERSIZE}"))),
+        Row::FloodsStderr => Some(Host::with("--stderr-flood 20000")),
+        Row::IgnoresShutdown => Some(Host::with("--ignore-shutdown")),
+        _ => None,
+    }
+}
+
+/// A host that refuses `method` with each failClass, with the class and the one-shot exit code.
+pub(crate) fn refusing(method: &str) -> impl Iterator<Item = (Host, &'static str, i32)> + '_ {
+    CLASSES
+        .iter()
+        .map(move |&(class, code)| (Host::with(format!("--error {method}={class}")), class, code))
+}
+
+/// The host of the unsupported-protocol row, and the cause every front end must name.
+pub(crate) const UNSUPPORTED_FLAGS: &str = "--outer-protocol asp-outer/2.0";
+pub(crate) const UNSUPPORTED: &str = "unsupported outerProtocol \"asp-outer/2.0\"";
+
+/// A host whose `host/evaluateChangeset` answers with the bent decision (`bent/evaluate.json`).
+pub(crate) fn bent_evaluate() -> Host {
+    let file = bent("evaluate.json").display().to_string();
+    Host::with(format!("--evaluate {}", shlex::try_quote(&file).unwrap()))
+}
+
 /// A git repository with one commit, `src/api.ts` (the file of the fixture's finding) as a new file,
 /// and git told to ignore what the tests write there (the host's record, the first-start gate).
 pub(crate) fn workspace() -> Scratch {
@@ -161,15 +190,6 @@ pub(crate) fn fixture_receipt(path: &str) -> String {
         .to_owned()
 }
 
-/// How many messages of `method` the fake hosts of `scratch` received.
-pub(crate) fn received(scratch: &Scratch, method: &str) -> usize {
-    scratch
-        .recorded()
-        .iter()
-        .filter(|m| m["method"] == method)
-        .count()
-}
-
 /// No panic and everything `wanted` on the bridge's stderr.
 pub(crate) fn assert_stderr(stderr: &str, wanted: &[&str]) {
     assert!(
@@ -194,32 +214,25 @@ pub(crate) fn logged(row: Row) -> Vec<&'static str> {
     }
 }
 
+/// One test of a row in one front end.
+macro_rules! cell {
+    ($front:ident, $run:path, $row:ident) => {
+        #[test]
+        fn $front() {
+            $run(super::Row::$row);
+        }
+    };
+}
+
 /// One module per row, one test per front end.
 macro_rules! matrix {
     ($($name:ident => $row:ident),+ $(,)?) => {
         $(
             mod $name {
-                use super::Row;
-
-                #[test]
-                fn status() {
-                    super::one_shot::status(Row::$row);
-                }
-
-                #[test]
-                fn sarif() {
-                    super::one_shot::sarif(Row::$row);
-                }
-
-                #[test]
-                fn mcp() {
-                    super::mcp::cell(Row::$row);
-                }
-
-                #[test]
-                fn lsp() {
-                    super::lsp::cell(Row::$row);
-                }
+                cell!(status, super::one_shot::status, $row);
+                cell!(sarif, super::one_shot::sarif, $row);
+                cell!(mcp, super::mcp::cell, $row);
+                cell!(lsp, super::lsp::cell, $row);
             }
         )+
     };

@@ -45,13 +45,7 @@ fn bridge(scratch: &Scratch, path: &str, args: &[&str]) -> Run {
 
 /// The one line that names the host.
 fn choice(run: &Run) -> String {
-    let lines: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("asp-bridge uses "))
-        .collect();
-    assert_eq!(lines.len(), 1, "one line names the host: {}", run.stderr);
-    lines[0].to_owned()
+    run.one_line_starting("asp-bridge uses ").to_owned()
 }
 
 fn no_asp_in(path: &str) {

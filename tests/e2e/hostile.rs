@@ -160,11 +160,7 @@ fn a_host_that_is_not_installed_is_one_line_with_the_cause_once_and_what_to_do()
             &[command, "--repo", repo, "--host-command", missing],
         );
         assert_failed(&run, 3, "health", "could not start host");
-        let line = run
-            .stderr
-            .lines()
-            .find(|l| l.starts_with("asp-bridge: "))
-            .unwrap();
+        let line = run.one_line_starting("asp-bridge: ");
         assert_eq!(
             line.matches("No such file or directory").count(),
             1,

@@ -145,10 +145,7 @@ fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
     assert_eq!(answers, expected, "every request answered exactly once");
     scratch.assert_no_orphans();
     let recorded = scratch.recorded();
-    let inspects = recorded
-        .iter()
-        .filter(|m| m["method"] == "host/queryInspect")
-        .count();
+    let inspects = scratch.received("host/queryInspect").len();
     assert_eq!(
         inspects as i64,
         MCP_CALLS / 5,
@@ -295,11 +292,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     drop(stdin);
     assert_eq!(wait_exit(child, LIMIT), Some(0));
     scratch.assert_no_orphans();
-    let evaluations = scratch
-        .recorded()
-        .iter()
-        .filter(|m| m["method"] == "host/evaluateChangeset")
-        .count();
+    let evaluations = scratch.received("host/evaluateChangeset").len();
     assert_eq!(evaluations, 2, "the host is asked on open and on save only");
 
     eprintln!(

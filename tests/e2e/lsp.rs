@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -21,6 +21,13 @@ pub(crate) fn api_ts() -> String {
     let mut text: String = (0..12).map(|i| format!("// line {i}\n")).collect();
     text.push_str("const k = \"AKIAIOSFODNN7EXAMPLE-secret-literal\";\nexport {};\n");
     text
+}
+
+/// Where the host puts the fixture's finding in [`api_ts`]: line 12, columns 10 to 42.
+pub(crate) fn assert_at_the_fixture_finding(diagnostic: &Value) {
+    let range =
+        json!({"start": {"line": 12, "character": 10}, "end": {"line": 12, "character": 42}});
+    assert_eq!(diagnostic["range"], range, "{diagnostic:#}");
 }
 
 /// A git workspace holding `src/api.ts`, and the fake host's command line (recording into it).
@@ -42,7 +49,9 @@ fn next(frames: &mpsc::Receiver<Value>, wanted: impl Fn(&Value) -> bool) -> Valu
     }
 }
 
-fn start(scratch: &Scratch, host: &str) -> (Child, mpsc::Receiver<Value>) {
+/// `asp-bridge lsp` against `host`, initialized by a bare client: the process, its stdin and the
+/// frames it writes.
+fn start(scratch: &Scratch, host: &str) -> (Child, ChildStdin, mpsc::Receiver<Value>) {
     let mut child = bridge(
         ["lsp", "--debounce-ms", "0", "--host-command", host],
         scratch.path(),
@@ -51,67 +60,59 @@ fn start(scratch: &Scratch, host: &str) -> (Child, mpsc::Receiver<Value>) {
     .spawn()
     .expect("spawn asp-bridge lsp");
     let frames = frames(child.stdout.take().unwrap());
-    (child, frames)
+    let mut stdin = child.stdin.take().unwrap();
+    initialize(&mut stdin, &frames, scratch.path());
+    (child, stdin, frames)
+}
+
+/// Writes one framed message.
+fn send(stdin: &mut impl Write, message: Value) {
+    stdin.write_all(&frame(&message)).unwrap();
 }
 
 fn initialize(stdin: &mut impl Write, frames: &mpsc::Receiver<Value>, root: &Path) {
     let uri = format!("file://{}", root.canonicalize().unwrap().display());
     let params = json!({"processId": null, "rootUri": uri, "capabilities": {}});
-    stdin
-        .write_all(&frame(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}),
-        ))
-        .unwrap();
+    send(
+        stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}),
+    );
     next(frames, |m| m["id"] == 1);
-    stdin
-        .write_all(&frame(
-            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
-        ))
-        .unwrap();
+    send(
+        stdin,
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    );
 }
 
 #[test]
 fn a_bare_client_gets_the_finding_and_exit_ends_the_server_with_stdin_still_open() {
     let (scratch, host) = workspace();
-    let (mut child, frames) = start(&scratch, &host);
-    let mut stdin = child.stdin.take().unwrap();
-    initialize(&mut stdin, &frames, scratch.path());
+    let (child, mut stdin, frames) = start(&scratch, &host);
     let uri = format!(
         "file://{}/src/api.ts",
         scratch.path().canonicalize().unwrap().display()
     );
     let open = json!({"textDocument": {"uri": uri, "languageId": "typescript", "version": 1, "text": api_ts()}});
-    stdin
-        .write_all(&frame(
-            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": open}),
-        ))
-        .unwrap();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": open}),
+    );
     let published = next(&frames, |m| {
         m["method"] == "textDocument/publishDiagnostics"
     });
     let diagnostic = &published["params"]["diagnostics"][0];
     assert_eq!(published["params"]["version"], 1);
-    assert_eq!(
-        diagnostic["range"]["start"],
-        json!({"line": 12, "character": 10})
-    );
-    assert_eq!(
-        diagnostic["range"]["end"],
-        json!({"line": 12, "character": 42})
-    );
+    assert_at_the_fixture_finding(diagnostic);
     assert_eq!(diagnostic["severity"], 1);
     assert_eq!(diagnostic["code"], "lattice/secrets");
     assert_eq!(diagnostic["source"], "lattice");
 
-    stdin
-        .write_all(&frame(
-            &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
-        ))
-        .unwrap();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
     next(&frames, |m| m["id"] == 2);
-    stdin
-        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
-        .unwrap();
+    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "exit"}));
     // stdin stays open until the process has ended.
     assert_eq!(wait_exit(child, LIMIT), Some(0));
     drop(stdin);
@@ -135,12 +136,8 @@ fn a_bare_client_gets_the_finding_and_exit_ends_the_server_with_stdin_still_open
 #[test]
 fn exit_without_shutdown_ends_with_status_1_and_no_orphan() {
     let (scratch, host) = workspace();
-    let (mut child, frames) = start(&scratch, &host);
-    let mut stdin = child.stdin.take().unwrap();
-    initialize(&mut stdin, &frames, scratch.path());
-    stdin
-        .write_all(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})))
-        .unwrap();
+    let (child, mut stdin, _frames) = start(&scratch, &host);
+    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(wait_exit(child, LIMIT), Some(1));
     drop(stdin);
     scratch.assert_no_orphans();
@@ -184,28 +181,10 @@ fn neovim_shows_the_hosts_finding_and_stops_the_server_and_host() {
         return;
     };
     let (scratch, host) = workspace();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/lsp/diagnostics.lua");
-    let command = json!([
-        bridge_bin(),
-        "lsp",
-        "--debounce-ms",
-        "0",
-        "--host-command",
-        host
-    ]);
     let cache = scratch.path().join(".nvim-cache");
-    let child = Command::new(nvim)
-        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", script.display()))
-        .current_dir(scratch.path())
-        .env("ASP_BRIDGE_LSP_CMD", command.to_string())
+    let child = neovim(&nvim, scratch.path(), &["--host-command", &host], &cache)
         .env("ASP_BRIDGE_LSP_FILE", "src/api.ts")
-        .env("XDG_CACHE_HOME", &cache)
-        .env("XDG_STATE_HOME", &cache)
         .env_remove("ASP_BRIDGE_HOST_COMMAND")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn nvim");
     let output = wait_output(child, LIMIT);
@@ -228,13 +207,35 @@ fn neovim_shows_the_hosts_finding_and_stops_the_server_and_host() {
         "stdout: {stdout}\nstderr: {stderr}"
     );
     scratch.assert_no_orphans();
-    let recorded = scratch.recorded();
-    let evaluate = recorded
-        .iter()
-        .find(|r| r["method"] == "host/evaluateChangeset")
-        .expect("the host was asked");
+    let evaluate = scratch.first_received("host/evaluateChangeset");
     assert_eq!(evaluate["params"]["callSite"], "interactive");
-    assert_eq!(recorded.last().unwrap()["method"], "shutdown");
+    assert_eq!(scratch.recorded().last().unwrap()["method"], "shutdown");
+}
+
+/// Headless Neovim in `dir` running `tests/e2e/lsp/diagnostics.lua`: it starts `asp-bridge lsp`
+/// with `flags` as the language server, opens the file `ASP_BRIDGE_LSP_FILE` (set by the caller)
+/// and prints what it shows (`DIAG …` lines); stdout and stderr piped, its state in `cache`.
+pub(crate) fn neovim(nvim: &Path, dir: &Path, flags: &[&str], cache: &Path) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/lsp/diagnostics.lua");
+    let mut server = vec![bridge_bin().to_owned(), "lsp".to_owned()];
+    server.extend(
+        ["--debounce-ms", "0"]
+            .iter()
+            .chain(flags)
+            .map(|f| f.to_string()),
+    );
+    let mut command = Command::new(nvim);
+    command
+        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .current_dir(dir)
+        .env("ASP_BRIDGE_LSP_CMD", json!(server).to_string())
+        .env("XDG_CACHE_HOME", cache)
+        .env("XDG_STATE_HOME", cache)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
 }
 
 /// `nvim` from `ASP_BRIDGE_NVIM` or the `PATH`.

@@ -145,11 +145,7 @@ fn mcp_survives_a_host_crash_and_the_next_call_works() {
     assert_ok(&bridge.call("asp_capabilities", json!({})));
     assert_eq!(bridge.close().0, Some(0));
     scratch.assert_no_orphans();
-    let handshakes = scratch
-        .recorded()
-        .iter()
-        .filter(|m| m["method"] == "host/status")
-        .count();
+    let handshakes = scratch.received("host/status").len();
     assert_eq!(
         handshakes, 4,
         "two starts, each with a handshake and a status call"

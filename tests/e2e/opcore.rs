@@ -17,7 +17,7 @@ use test_support::opcore::{INDEX_TS_CHANGED, Opcore, typescript_repo};
 use test_support::process::wait_output;
 
 use crate::embedded::{clean_env, multitool_errors};
-use crate::lsp::find_nvim;
+use crate::lsp::{find_nvim, neovim};
 use crate::support::{Scratch, bridge_bin, run_bridge_with};
 
 /// Each command evaluates once or twice with a cold TypeScript compiler (a few seconds under load).
@@ -197,32 +197,15 @@ fn neovim_shows_opcores_type_errors_after_save() {
     // Committed and unchanged: the type errors only exist once Neovim has saved the new text.
     let repo = typescript_repo(false);
     let root = repo.root();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/lsp/diagnostics.lua");
-    let server = json!([
-        bridge_bin(),
-        "lsp",
-        "--debounce-ms",
-        "0",
-        "--config",
-        config
-    ]);
     let outside = Scratch::new();
     let cache = outside.path().join("nvim-cache");
-    let mut command = Command::new(nvim);
+    let config = config.display().to_string();
+    let mut command = neovim(&nvim, &root, &["--config", &config], &cache);
     command
-        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", script.display()))
-        .current_dir(&root)
-        .env("ASP_BRIDGE_LSP_CMD", server.to_string())
         .env("ASP_BRIDGE_LSP_FILE", "src/index.ts")
         .env("ASP_BRIDGE_LSP_WRITE", INDEX_TS_CHANGED)
         .env("ASP_BRIDGE_LSP_WANT", "opcore/")
-        .env("ASP_BRIDGE_LSP_WAIT_MS", "120000")
-        .env("XDG_CACHE_HOME", &cache)
-        .env("XDG_STATE_HOME", &cache)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("ASP_BRIDGE_LSP_WAIT_MS", "120000");
     clean_env(&mut command, outside.path());
     let output = wait_output(command.spawn().expect("spawn nvim"), LIMIT);
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -11,7 +11,8 @@ use serde_json::Value;
 use test_support::external_tool;
 
 use crate::support::{
-    Run, Scratch, assert_failed, blob_id, fixtures, host_command, multitool_validate, run_bridge,
+    Run, Scratch, assert_failed, blob_id, fixtures, multitool_validate, run_against_fake_host,
+    run_bridge,
 };
 
 /// How long a run may take before it counts as hung (a debug build on a loaded 2-core machine
@@ -20,13 +21,7 @@ const LIMIT: Duration = Duration::from_secs(180);
 
 /// Runs `asp-bridge sarif` live against the fake host with `flags`, in a git repository.
 fn live(scratch: &Scratch, flags: &str, extra: &[&str]) -> Run {
-    let command = host_command(&format!("--record {} {flags}", scratch.marker().display()));
-    let repo = scratch.path().to_str().unwrap();
-    let mut args = vec!["sarif", "--repo", repo, "--host-command", &command];
-    args.extend_from_slice(extra);
-    let run = run_bridge(&args, scratch.path(), LIMIT);
-    scratch.assert_no_orphans();
-    run
+    run_against_fake_host(scratch, "sarif", flags, extra, LIMIT)
 }
 
 /// Runs `asp-bridge sarif --from FILE` with `extra` flags.
@@ -96,15 +91,12 @@ fn a_live_export_of_1000_hostile_findings_is_a_valid_sweep_log() {
     assert_eq!(run_json["properties"]["decision"], "deny");
     assert_eq!(run_json["properties"]["callSite"], "sweep");
 
-    let recorded = scratch.recorded();
-    let evaluate = recorded
-        .iter()
-        .find(|m| m["method"] == "host/evaluateChangeset")
-        .expect("one evaluation");
+    let evaluate = scratch.first_received("host/evaluateChangeset");
     assert_eq!(evaluate["params"]["callSite"], "sweep");
     assert_eq!(evaluate["params"]["comparison"], "all");
     assert!(
-        recorded
+        scratch
+            .recorded()
             .iter()
             .all(|m| m["params"]["callSite"] != "gate" && m["method"] != "host/applyProposal"),
         "the bridge never gates"
@@ -243,11 +235,7 @@ fn an_introduced_comparison_is_asked_of_the_host() {
     let scratch = Scratch::git_repo();
     let run = live(&scratch, "", &["--comparison", "introduced"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let recorded = scratch.recorded();
-    let evaluate = recorded
-        .iter()
-        .find(|m| m["method"] == "host/evaluateChangeset")
-        .unwrap();
+    let evaluate = scratch.first_received("host/evaluateChangeset");
     assert_eq!(evaluate["params"]["comparison"], "introduced");
     assert_eq!(evaluate["params"]["callSite"], "sweep");
 }
@@ -456,11 +444,7 @@ fn a_hostile_working_tree_is_evaluated_without_following_anything() {
         line.contains("path(s) left out, not regular files:"),
         "{line}"
     );
-    let recorded = scratch.recorded();
-    let evaluate = recorded
-        .iter()
-        .find(|m| m["method"] == "host/evaluateChangeset")
-        .expect("the host was asked");
+    let evaluate = scratch.first_received("host/evaluateChangeset");
     let changes = evaluate["params"]["changeset"]["changes"]
         .as_array()
         .unwrap();

@@ -5,24 +5,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, Scratch, assert_failed, host_command, run_bridge};
+use crate::support::{Run, Scratch, assert_failed, run_against_fake_host, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// Runs `asp-bridge status` against the fake host with `flags` (plus `--record`, the orphan marker).
 fn status(scratch: &Scratch, flags: &str, extra: &[&str]) -> Run {
-    let command = host_command(&format!("--record {} {flags}", scratch.marker().display()));
-    let repo = scratch.path().to_str().unwrap();
-    let mut args = vec!["status", "--repo", repo, "--host-command", &command];
-    args.extend_from_slice(extra);
-    let run = run_bridge(&args, scratch.path(), LIMIT);
-    scratch.assert_no_orphans();
-    run
-}
-
-fn fixture_result(path: &str) -> Value {
-    let text = std::fs::read_to_string(crate::support::fixtures().join("asp").join(path)).unwrap();
-    serde_json::from_str::<Value>(&text).unwrap()["result"].clone()
+    run_against_fake_host(scratch, "status", flags, extra, LIMIT)
 }
 
 #[test]
@@ -35,7 +24,7 @@ fn json_relays_the_status_as_received() {
     assert_eq!(document["bridge"]["authoritative"], false);
     assert_eq!(
         document["status"],
-        fixture_result("outer/status.response.json")
+        test_support::fixture("outer/status.response.json")
     );
     let schema = crate::support::fixtures().join("../../schemas/status.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
@@ -88,59 +77,38 @@ fn noise_on_stdout_and_stderr_does_not_break_a_good_answer() {
     let document: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
         document["status"],
-        fixture_result("outer/status.response.json")
+        test_support::fixture("outer/status.response.json")
     );
 }
 
-#[test]
-fn a_host_that_crashes_is_a_health_error_with_its_exit_status_and_stderr() {
-    let scratch = Scratch::new();
-    let run = status(&scratch, "--crash-on host/status --exit-code 7", &[]);
-    assert_failed(
-        &run,
-        3,
-        "health",
-        "host exited with status 7; stderr: fake-host: crashing on host/status",
-    );
+/// One test per way of failing `status`: the host's fake-host flags, the command's own flags, and
+/// the cause its one `asp-bridge: health: …` line (exit 3) must name.
+macro_rules! health_failures {
+    ($($name:ident: $flags:literal, $extra:expr => $cause:literal;)+) => {
+        $(
+            #[test]
+            fn $name() {
+                let scratch = Scratch::new();
+                let run = status(&scratch, $flags, $extra);
+                assert_failed(&run, 3, "health", $cause);
+            }
+        )+
+    };
 }
 
-#[test]
-fn a_host_that_hangs_fails_within_the_handshake_deadline() {
-    let scratch = Scratch::new();
-    let run = status(
-        &scratch,
-        "--hang-on '*'",
-        &["--handshake-timeout-ms", "800"],
-    );
-    assert_failed(
-        &run,
-        3,
-        "health",
-        "host did not answer host/status within 800 ms",
-    );
-}
-
-#[test]
-fn an_answer_after_the_deadline_is_a_timeout() {
-    let scratch = Scratch::new();
-    let run = status(
-        &scratch,
-        "--delay-ms host/status=5000",
-        &["--handshake-timeout-ms", "300"],
-    );
-    assert_failed(&run, 3, "health", "within 300 ms");
-}
-
-#[test]
-fn a_host_that_closes_stdout_but_keeps_running_is_reported_and_stopped() {
-    let scratch = Scratch::new();
-    let run = status(&scratch, "--close-stdout-on host/status", &[]);
-    assert_failed(
-        &run,
-        3,
-        "health",
-        "host closed its stdout but is still running",
-    );
+health_failures! {
+    a_host_that_crashes_is_a_health_error_with_its_exit_status_and_stderr:
+        "--crash-on host/status --exit-code 7", &[]
+        => "host exited with status 7; stderr: fake-host: crashing on host/status";
+    a_host_that_hangs_fails_within_the_handshake_deadline:
+        "--hang-on '*'", &["--handshake-timeout-ms", "800"]
+        => "host did not answer host/status within 800 ms";
+    an_answer_after_the_deadline_is_a_timeout:
+        "--delay-ms host/status=5000", &["--handshake-timeout-ms", "300"]
+        => "within 300 ms";
+    a_host_that_closes_stdout_but_keeps_running_is_reported_and_stopped:
+        "--close-stdout-on host/status", &[]
+        => "host closed its stdout but is still running";
 }
 
 #[test]

@@ -85,6 +85,19 @@ impl Scratch {
             .collect()
     }
 
+    /// The messages of `method` the fake host recorded, in order.
+    pub(crate) fn received(&self, method: &str) -> Vec<serde_json::Value> {
+        let mut recorded = self.recorded();
+        recorded.retain(|m| m["method"] == method);
+        recorded
+    }
+
+    /// The first message of `method` the fake host recorded; fails the test if there is none.
+    pub(crate) fn first_received(&self, method: &str) -> serde_json::Value {
+        let first = self.received(method).into_iter().next();
+        first.unwrap_or_else(|| panic!("the host received no {method}: {:?}", self.recorded()))
+    }
+
     pub(crate) fn git(&self, args: &[&str]) {
         test_support::git::git(self.path(), args);
     }
@@ -133,6 +146,39 @@ pub(crate) struct Run {
     pub(crate) elapsed: Duration,
 }
 
+impl Run {
+    /// The stderr lines that start with `prefix`.
+    pub(crate) fn lines_starting(&self, prefix: &str) -> Vec<&str> {
+        let lines = self.stderr.lines();
+        lines.filter(|l| l.starts_with(prefix)).collect()
+    }
+
+    /// The one stderr line that starts with `prefix`; fails the test unless there is exactly one.
+    pub(crate) fn one_line_starting(&self, prefix: &str) -> &str {
+        let lines = self.lines_starting(prefix);
+        assert_eq!(lines.len(), 1, "one line {prefix:?}…: {}", self.stderr);
+        lines[0]
+    }
+}
+
+/// Runs `asp-bridge <command>` on the scratch against the fake host with `flags` (plus `--record`,
+/// the orphan marker) and `extra` flags of the command; checks that no process outlives it.
+pub(crate) fn run_against_fake_host(
+    scratch: &Scratch,
+    command: &str,
+    flags: &str,
+    extra: &[&str],
+    limit: Duration,
+) -> Run {
+    let host = host_command(&format!("--record {} {flags}", scratch.marker().display()));
+    let repo = scratch.path().to_str().unwrap();
+    let mut args = vec![command, "--repo", repo, "--host-command", &host];
+    args.extend_from_slice(extra);
+    let run = run_bridge(&args, scratch.path(), limit);
+    scratch.assert_no_orphans();
+    run
+}
+
 /// Runs the bridge with `args` and no stdin; fails the test if it outlives `limit`.
 pub(crate) fn run_bridge(args: &[&str], cwd: &Path, limit: Duration) -> Run {
     run_bridge_with(args, cwd, limit, |_| {})
@@ -166,22 +212,13 @@ pub(crate) fn run_bridge_with(
 /// `asp-bridge: <class>: <cause>`, nothing on stdout, and no panic.
 pub(crate) fn assert_failed(run: &Run, code: i32, class: &str, cause: &str) {
     assert_eq!(run.code, Some(code), "stderr: {}", run.stderr);
-    let lines: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("asp-bridge: "))
-        .collect();
-    assert_eq!(lines.len(), 1, "one failure line: {}", run.stderr);
+    let line = run.one_line_starting("asp-bridge: ");
     assert!(
-        lines[0].starts_with(&format!("asp-bridge: {class}: ")),
+        line.starts_with(&format!("asp-bridge: {class}: ")),
         "stderr: {}",
         run.stderr
     );
-    assert!(
-        lines[0].contains(cause),
-        "expected {cause:?} in {:?}",
-        lines[0]
-    );
+    assert!(line.contains(cause), "expected {cause:?} in {line:?}");
     assert!(
         run.stdout.is_empty(),
         "nothing on stdout without an answer: {}",

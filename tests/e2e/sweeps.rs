@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::mcp::{LEGACY, McpClient};
 
-use crate::embedded::{clean_env, results, results_where};
+use crate::embedded::{KEY, MERGE, clean_env, results, results_where};
 use crate::support::{Run, Scratch, assert_failed, bridge_bin, host_command, run_bridge_with};
 
 mod action;
@@ -23,10 +23,6 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// Already in the base branch: a problem that a pull request did not introduce.
 const OLD_CONFLICT: &str = "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> other\n";
-const MERGE: &str =
-    "fn main() {\n<<<<<<< HEAD\n    let x = 1;\n=======\n    let x = 2;\n>>>>>>> topic\n}\n";
-const KEY: &str =
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexample\n-----END RSA PRIVATE KEY-----\n";
 
 /// A repository whose `main` holds a clean file and an old conflict, and whose checked-out branch
 /// `topic` adds a conflict-marked file and then a private key, in two commits; the working tree is
@@ -203,11 +199,7 @@ fn all_files_reports_every_problem_in_the_tree_in_one_request_or_in_batches() {
         results(&whole),
         "the same results, one file per request"
     );
-    let progress: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("asp-bridge: sarif: batch "))
-        .collect();
+    let progress = run.lines_starting("asp-bridge: sarif: batch ");
     assert_eq!(
         progress,
         [
@@ -289,11 +281,7 @@ fn a_host_that_refuses_the_baseline_is_an_error_naming_the_option_and_its_baseli
         &["--base", "main", "--host-command", host.as_str()],
     );
     assert_failed(&run, 6, "input", "stale-baseline");
-    let line = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("asp-bridge: input"))
-        .unwrap();
+    let line = run.one_line_starting("asp-bridge: input");
     assert!(line.contains("--base main"), "{line}");
     assert!(line.contains("the host's own baseline is"), "{line}");
     assert!(log.is_null());

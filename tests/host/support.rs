@@ -73,22 +73,13 @@ impl Config {
         let mut text = String::from("[hygiene]\nenabled = false\n");
         for p in providers {
             let mut command = p.command.clone().unwrap_or_else(|| {
+                let file = |ending| dir.path().join(format!("{}.{ending}", p.id));
                 let mut c = vec![fake().to_owned()];
                 c.extend(p.args.iter().cloned());
-                c.push("--pid-file".into());
-                c.push(
-                    dir.path()
-                        .join(format!("{}.pid", p.id))
-                        .to_string_lossy()
-                        .into_owned(),
-                );
-                c.push("--record".into());
-                c.push(
-                    dir.path()
-                        .join(format!("{}.jsonl", p.id))
-                        .to_string_lossy()
-                        .into_owned(),
-                );
+                for (flag, ending) in [("--pid-file", "pid"), ("--record", "jsonl")] {
+                    c.push(flag.into());
+                    c.push(file(ending).to_string_lossy().into_owned());
+                }
                 c
             });
             let command: Vec<String> = command.drain(..).map(|c| format!("{c:?}")).collect();

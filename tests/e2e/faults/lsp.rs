@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::session::{Framing, Session};
 use super::{
-    CLASSES, DEADLINE_MS, Host, LATE_LOGGED, LATE_MS, OVERSIZE, Row, assert_stderr, bent, logged,
-    workspace,
+    DEADLINE_MS, Host, LATE_LOGGED, LATE_MS, Row, UNSUPPORTED, UNSUPPORTED_FLAGS, assert_stderr,
+    logged, workspace,
 };
 use crate::support::Scratch;
 
@@ -52,40 +52,38 @@ fn shown(class: &str) -> Step {
     Step::Shown(format!("the ASP host check did not run ({class})"))
 }
 
-/// A crash the bridge recovers from: the notice and the message, then the finding after the restart.
-fn recovers(cause: &'static str) -> Vec<Step> {
-    vec![failed("health", cause), shown("health"), Step::Findings]
+/// A crash the bridge recovers from, after the client opened the file and `first` happened: the
+/// notice and the message, then the finding after the restart.
+fn recovers(flags: &str, first: &[Step], cause: &'static str) -> Vec<Case> {
+    let steps = [
+        &[Step::Open],
+        first,
+        &[failed("health", cause), shown("health"), Step::Findings],
+    ];
+    vec![case(Host::first_only(flags), &[], steps.concat())]
 }
 
 fn cases(row: Row) -> Vec<Case> {
     let timeout = ["--timeout-ms".to_owned(), DEADLINE_MS.to_string()];
     let within = format!("host did not answer host/evaluateChangeset within {DEADLINE_MS} ms");
-    let healthy = vec![Step::Open, Step::Findings];
+    if let Some(host) = super::harmless(row) {
+        return vec![case(host, &[], vec![Step::Open, Step::Findings])];
+    }
     match row {
-        Row::CrashBeforeFirstAnswer => vec![case(
-            Host::first_only("--crash-on host/status"),
+        Row::CrashBeforeFirstAnswer => {
+            recovers("--crash-on host/status", &[], "crashing on host/status")
+        }
+        Row::CrashMidRequest => recovers(
+            "--crash-on host/evaluateChangeset",
             &[],
-            [vec![Step::Open], recovers("crashing on host/status")].concat(),
-        )],
-        Row::CrashMidRequest => vec![case(
-            Host::first_only("--crash-on host/evaluateChangeset"),
-            &[],
-            [
-                vec![Step::Open],
-                recovers("crashing on host/evaluateChangeset"),
-            ]
-            .concat(),
-        )],
+            "crashing on host/evaluateChangeset",
+        ),
         // Handshake, status and the first evaluation answered; the host dies on the next request.
-        Row::CrashBetweenRequests => vec![case(
-            Host::first_only("--crash-after 3"),
-            &[],
-            [
-                vec![Step::Open, Step::Findings, Step::Save],
-                recovers("host exited with status 3"),
-            ]
-            .concat(),
-        )],
+        Row::CrashBetweenRequests => recovers(
+            "--crash-after 3",
+            &[Step::Findings, Step::Save],
+            "host exited with status 3",
+        ),
         // A hung host is not a crashed one: every evaluation says so, the server goes on.
         Row::Hangs => vec![case(
             Host::with("--hang-on host/evaluateChangeset"),
@@ -108,62 +106,43 @@ fn cases(row: Row) -> Vec<Case> {
                 Step::AwaitStderr(LATE_LOGGED),
             ],
         )],
-        Row::UnknownId => vec![case(Host::with("--unknown-id --duplicate"), &[], healthy)],
-        Row::JunkInvalidUtf8Oversize => vec![case(
-            Host::with(format!("--junk --oversize {OVERSIZE}")),
+        Row::ClosesStdoutKeepsRunning => recovers(
+            "--close-stdout-on host/evaluateChangeset",
             &[],
-            healthy,
-        )],
-        Row::FloodsStderr => vec![case(Host::with("--stderr-flood 20000"), &[], healthy)],
-        Row::ClosesStdoutKeepsRunning => vec![case(
-            Host::first_only("--close-stdout-on host/evaluateChangeset"),
-            &[],
-            [
-                vec![Step::Open],
-                recovers("host closed its stdout but is still running"),
-            ]
-            .concat(),
-        )],
-        Row::IgnoresShutdown => vec![case(Host::with("--ignore-shutdown"), &[], healthy)],
-        Row::RefusesWithEachFailClass => CLASSES
-            .iter()
-            .map(|&(class, _)| {
+            "host closed its stdout but is still running",
+        ),
+        Row::RefusesWithEachFailClass => super::refusing("host/evaluateChangeset")
+            .map(|(host, class, _)| {
+                let cause = format!("fake host refuses: {class}");
                 case(
-                    Host::with(format!("--error host/evaluateChangeset={class}")),
+                    host,
                     &[],
-                    vec![
-                        Step::Open,
-                        failed(class, format!("fake host refuses: {class}")),
-                        shown(class),
-                    ],
+                    vec![Step::Open, failed(class, cause), shown(class)],
                 )
             })
             .collect(),
         // The contract failure is final: a later evaluation says the same, not "health".
         Row::UnsupportedOuterProtocol => vec![case(
-            Host::with("--outer-protocol asp-outer/2.0"),
+            Host::with(UNSUPPORTED_FLAGS),
             &[],
             vec![
                 Step::Open,
-                failed("contract", "unsupported outerProtocol \"asp-outer/2.0\""),
+                failed("contract", UNSUPPORTED),
                 shown("contract"),
                 Step::Save,
-                failed("contract", "unsupported outerProtocol \"asp-outer/2.0\""),
+                failed("contract", UNSUPPORTED),
             ],
         )],
-        Row::BendsTheSchema => {
-            let file = bent("evaluate.json").display().to_string();
-            let flags = format!("--evaluate {}", shlex::try_quote(&file).unwrap());
-            vec![case(
-                Host::with(flags),
-                &[],
-                vec![
-                    Step::Open,
-                    Step::Bent,
-                    Step::Shown("the ASP host check is incomplete (decision: escalate)".into()),
-                ],
-            )]
-        }
+        Row::BendsTheSchema => vec![case(
+            super::bent_evaluate(),
+            &[],
+            vec![
+                Step::Open,
+                Step::Bent,
+                Step::Shown("the ASP host check is incomplete (decision: escalate)".into()),
+            ],
+        )],
+        row => unreachable!("{row:?} is harmless"),
     }
 }
 
@@ -307,14 +286,7 @@ fn assert_finding(items: &[Value]) {
         .iter()
         .find(|d| d["code"] == "lattice/secrets")
         .unwrap_or_else(|| panic!("the host's finding: {items:#?}"));
-    assert_eq!(
-        finding["range"]["start"],
-        json!({"line": 12, "character": 10})
-    );
-    assert_eq!(
-        finding["range"]["end"],
-        json!({"line": 12, "character": 42})
-    );
+    crate::lsp::assert_at_the_fixture_finding(finding);
 }
 
 pub(super) fn cell(row: Row) {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    CLASSES, DEADLINE_MS, Host, LATE_MS, OVERSIZE, Row, SARIF_OVERSIZE, assert_stderr, bent,
-    logged, workspace,
+    DEADLINE_MS, Host, LATE_MS, Row, SARIF_OVERSIZE, UNSUPPORTED, UNSUPPORTED_FLAGS, assert_stderr,
+    bent, logged, workspace,
 };
 use crate::support::{Run, Scratch, assert_failed, fixtures, run_bridge};
 
@@ -63,117 +63,104 @@ fn health(cause: impl Into<String>) -> Expect {
     failed(3, "health", cause)
 }
 
-fn deadline(flag: &str) -> [String; 2] {
-    [flag.to_owned(), DEADLINE_MS.to_string()]
+/// What a one-shot command asks of the host before `shutdown`, which says where each fault lands.
+struct Command {
+    /// The request that carries the command's answer: the crash, hang, late answer, closed stdout
+    /// and refusal rows put their fault on it.
+    request: &'static str,
+    /// The flag of that request's deadline.
+    deadline: &'static str,
+    /// How many requests the host answers before `shutdown`: crashing after them crashes on
+    /// `shutdown`, after the answer.
+    requests: usize,
 }
 
-/// The cases of `asp-bridge status` for `row`. Status makes one request (`host/status`) before
-/// `shutdown`: its crash mid-request is a crash on that request, and its crash between requests is
-/// a crash on `shutdown`, after the answer.
-fn status_cases(row: Row) -> Vec<Case> {
-    let within = format!("host did not answer host/status within {DEADLINE_MS} ms");
-    let handshake = deadline("--handshake-timeout-ms");
-    match row {
-        Row::CrashBeforeFirstAnswer => vec![case(
+/// `asp-bridge status`: one request, `host/status`, within the handshake deadline.
+const STATUS: Command = Command {
+    request: "host/status",
+    deadline: "--handshake-timeout-ms",
+    requests: 1,
+};
+
+/// A live `asp-bridge sarif`: `host/status`, then `host/evaluateChangeset`.
+const SARIF: Command = Command {
+    request: "host/evaluateChangeset",
+    deadline: "--timeout-ms",
+    requests: 2,
+};
+
+/// The cases of `command` for `row`; the rows that differ between the commands (a schema bent in
+/// what each reads, the sarif cell's 256 MiB lines) are given by the caller.
+fn cases(command: &Command, row: Row) -> Vec<Case> {
+    let request = command.request;
+    let deadline = [command.deadline.to_owned(), DEADLINE_MS.to_string()];
+    let within = format!("host did not answer {request} within {DEADLINE_MS} ms");
+    if let Some(host) = super::harmless(row) {
+        return vec![case(host, &[], Expect::Answer)];
+    }
+    let (host, args, expect) = match row {
+        Row::CrashBeforeFirstAnswer => (
             Host::with("--crash-on host/status"),
-            &[],
+            &[][..],
             health("host exited with status 3; stderr: fake-host: crashing on host/status"),
-        )],
-        Row::CrashMidRequest => vec![case(
-            Host::with("--crash-on host/status --exit-code 9"),
-            &[],
-            health("host exited with status 9; stderr: fake-host: crashing on host/status"),
-        )],
-        Row::CrashBetweenRequests => vec![case(Host::with("--crash-after 1"), &[], Expect::Answer)],
-        Row::Hangs => vec![case(
-            Host::with("--hang-on '*'"),
-            &handshake,
+        ),
+        Row::CrashMidRequest => (
+            Host::with(format!("--crash-on {request} --exit-code 9")),
+            &[][..],
+            health(format!(
+                "host exited with status 9; stderr: fake-host: crashing on {request}"
+            )),
+        ),
+        Row::CrashBetweenRequests => (
+            Host::with(format!("--crash-after {}", command.requests)),
+            &[][..],
+            Expect::Answer,
+        ),
+        Row::Hangs => (
+            Host::with(format!("--hang-on {request}")),
+            &deadline[..],
             health(within),
-        )],
-        Row::AnswersAfterTheDeadline => vec![case(
-            Host::with(format!("--delay-ms host/status={LATE_MS}")),
-            &handshake,
+        ),
+        Row::AnswersAfterTheDeadline => (
+            Host::with(format!("--delay-ms {request}={LATE_MS}")),
+            &deadline[..],
             health(within),
-        )],
-        Row::UnknownId => vec![case(
-            Host::with("--unknown-id --duplicate"),
-            &[],
-            Expect::Answer,
-        )],
-        Row::JunkInvalidUtf8Oversize => vec![case(
-            Host::with(format!("--junk --oversize {OVERSIZE}")),
-            &[],
-            Expect::Answer,
-        )],
-        Row::FloodsStderr => vec![case(
-            Host::with("--stderr-flood 20000"),
-            &[],
-            Expect::Answer,
-        )],
-        Row::ClosesStdoutKeepsRunning => vec![case(
-            Host::with("--close-stdout-on host/status"),
-            &[],
+        ),
+        Row::ClosesStdoutKeepsRunning => (
+            Host::with(format!("--close-stdout-on {request}")),
+            &[][..],
             health("host closed its stdout but is still running"),
-        )],
-        Row::IgnoresShutdown => vec![case(Host::with("--ignore-shutdown"), &[], Expect::Answer)],
-        Row::RefusesWithEachFailClass => CLASSES
-            .iter()
-            .map(|&(class, code)| {
-                case(
-                    Host::with(format!("--error host/status={class}")),
-                    &[],
-                    failed(
-                        code,
-                        class,
-                        format!("host refused host/status: fake host refuses: {class}"),
-                    ),
-                )
-            })
-            .collect(),
-        Row::UnsupportedOuterProtocol => vec![case(
-            Host::with("--outer-protocol asp-outer/2.0"),
-            &[],
-            failed(4, "contract", "unsupported outerProtocol \"asp-outer/2.0\""),
-        )],
+        ),
+        Row::RefusesWithEachFailClass => {
+            return super::refusing(request)
+                .map(|(host, class, code)| {
+                    let cause = format!("host refused {request}: fake host refuses: {class}");
+                    case(host, &[], failed(code, class, cause))
+                })
+                .collect();
+        }
+        Row::UnsupportedOuterProtocol => (
+            Host::with(UNSUPPORTED_FLAGS),
+            &[][..],
+            failed(4, "contract", UNSUPPORTED),
+        ),
+        row => unreachable!("{row:?} is given by the caller"),
+    };
+    vec![case(host, args, expect)]
+}
+
+/// The cases of `asp-bridge status` for `row`.
+fn status_cases(row: Row) -> Vec<Case> {
+    match row {
         // `status` adds the flags: a fixture directory, built in the scratch, with the bent status.
         Row::BendsTheSchema => vec![case(Host::with(""), &[], Expect::BentStatus)],
+        _ => cases(&STATUS, row),
     }
 }
 
-/// The cases of a live `asp-bridge sarif` for `row`: `host/status`, `host/evaluateChangeset`,
-/// `shutdown`. Its crash between requests comes after the decision (on `shutdown`).
+/// The cases of a live `asp-bridge sarif` for `row`.
 fn sarif_cases(row: Row) -> Vec<Case> {
-    let within = format!("host did not answer host/evaluateChangeset within {DEADLINE_MS} ms");
-    let timeout = deadline("--timeout-ms");
     match row {
-        Row::CrashBeforeFirstAnswer => vec![case(
-            Host::with("--crash-on host/status"),
-            &[],
-            health("host exited with status 3; stderr: fake-host: crashing on host/status"),
-        )],
-        Row::CrashMidRequest => vec![case(
-            Host::with("--crash-on host/evaluateChangeset"),
-            &[],
-            health(
-                "host exited with status 3; stderr: fake-host: crashing on host/evaluateChangeset",
-            ),
-        )],
-        Row::CrashBetweenRequests => vec![case(Host::with("--crash-after 2"), &[], Expect::Answer)],
-        Row::Hangs => vec![case(
-            Host::with("--hang-on host/evaluateChangeset"),
-            &timeout,
-            health(within),
-        )],
-        Row::AnswersAfterTheDeadline => vec![case(
-            Host::with(format!("--delay-ms host/evaluateChangeset={LATE_MS}")),
-            &timeout,
-            health(within),
-        )],
-        Row::UnknownId => vec![case(
-            Host::with("--unknown-id --duplicate"),
-            &[],
-            Expect::Answer,
-        )],
         // Each answer follows a 256 MiB line: a debug build on a loaded machine takes seconds to
         // skip one, which is the host being slow, not this fault; the deadlines leave room for it.
         Row::JunkInvalidUtf8Oversize => vec![case(
@@ -186,41 +173,8 @@ fn sarif_cases(row: Row) -> Vec<Case> {
             ],
             Expect::Answer,
         )],
-        Row::FloodsStderr => vec![case(
-            Host::with("--stderr-flood 20000"),
-            &[],
-            Expect::Answer,
-        )],
-        Row::ClosesStdoutKeepsRunning => vec![case(
-            Host::with("--close-stdout-on host/evaluateChangeset"),
-            &[],
-            health("host closed its stdout but is still running"),
-        )],
-        Row::IgnoresShutdown => vec![case(Host::with("--ignore-shutdown"), &[], Expect::Answer)],
-        Row::RefusesWithEachFailClass => CLASSES
-            .iter()
-            .map(|&(class, code)| {
-                case(
-                    Host::with(format!("--error host/evaluateChangeset={class}")),
-                    &[],
-                    failed(
-                        code,
-                        class,
-                        format!("host refused host/evaluateChangeset: fake host refuses: {class}"),
-                    ),
-                )
-            })
-            .collect(),
-        Row::UnsupportedOuterProtocol => vec![case(
-            Host::with("--outer-protocol asp-outer/2.0"),
-            &[],
-            failed(4, "contract", "unsupported outerProtocol \"asp-outer/2.0\""),
-        )],
-        Row::BendsTheSchema => {
-            let file = bent("evaluate.json").display().to_string();
-            let flags = format!("--evaluate {}", shlex::try_quote(&file).unwrap());
-            vec![case(Host::with(flags), &[], Expect::BentLog)]
-        }
+        Row::BendsTheSchema => vec![case(super::bent_evaluate(), &[], Expect::BentLog)],
+        _ => cases(&SARIF, row),
     }
 }
 
