@@ -10,7 +10,7 @@ mod adapter {
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use adapter::client::{ERAS, Era, content, open, open_with_budget};
+use adapter::client::{ERAS, Era, content, open, open_well, open_with_budget};
 use adapter::fake_host::{FakeHost, Script};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
@@ -114,7 +114,7 @@ async fn tools_list_is_the_same_in_both_eras_and_matches_the_snapshot_and_schema
     let repo = workspace();
     let mut lists = Vec::new();
     for era in ERAS {
-        let session = open(FakeHost::new(Script::default()), repo.path(), era).await;
+        let (_, session) = open_well(repo.path(), era).await;
         lists.push(serde_json::to_value(session.tools().await).unwrap());
         session.close().await.unwrap();
     }
@@ -148,7 +148,7 @@ async fn tools_list_is_the_same_in_both_eras_and_matches_the_snapshot_and_schema
 #[tokio::test]
 async fn every_tool_is_a_read_only_hint_with_object_schemas() {
     let repo = workspace();
-    let session = open(FakeHost::new(Script::default()), repo.path(), Era::Legacy).await;
+    let (_, session) = open_well(repo.path(), Era::Legacy).await;
     for tool in session.tools().await {
         let hints = tool.annotations.as_ref().expect("annotations");
         assert_eq!(
@@ -181,7 +181,7 @@ async fn every_tool_is_a_read_only_hint_with_object_schemas() {
 async fn the_server_advertises_a_non_authoritative_asp_entry_and_advisory_instructions() {
     let repo = workspace();
     for era in ERAS {
-        let session = open(FakeHost::new(Script::default()), repo.path(), era).await;
+        let (_, session) = open_well(repo.path(), era).await;
         let info = session.client.peer_info().expect("server info");
         let info = serde_json::to_value(&*info).unwrap();
         let entry = &info["capabilities"]["experimental"]["dev.asp-bridge/asp"];
@@ -250,7 +250,7 @@ async fn every_tool_relays_the_host_in_both_eras_as_advisory_structured_content(
 #[tokio::test]
 async fn status_shows_the_host_call_sites_and_canonical_capability_names() {
     let repo = workspace();
-    let session = open(FakeHost::new(Script::default()), repo.path(), Era::Modern).await;
+    let (_, session) = open_well(repo.path(), Era::Modern).await;
     let body = content(&session.call("asp_status", json!({})).await).clone();
     assert_eq!(body["host"]["state"], "ready");
     assert_eq!(body["host"]["outerProtocol"], "asp-outer/1.0");
@@ -283,7 +283,7 @@ async fn status_shows_the_host_call_sites_and_canonical_capability_names() {
 #[tokio::test]
 async fn capabilities_show_legacy_roles_with_canonical_names() {
     let repo = workspace();
-    let session = open(FakeHost::new(Script::default()), repo.path(), Era::Legacy).await;
+    let (_, session) = open_well(repo.path(), Era::Legacy).await;
     let body = content(&session.call("asp_capabilities", json!({})).await).clone();
     assert_eq!(
         body["legacyRoles"],
@@ -306,8 +306,7 @@ async fn capabilities_show_legacy_roles_with_canonical_names() {
 #[tokio::test]
 async fn inspect_sends_the_confined_request_at_the_interactive_call_site() {
     let repo = workspace();
-    let host = FakeHost::new(Script::default());
-    let session = open(host.clone(), repo.path(), Era::Modern).await;
+    let (host, session) = open_well(repo.path(), Era::Modern).await;
     let absolute = repo.path().canonicalize().unwrap().join("src/api.ts");
     let request = json!({"request": {"kind": "fixture/graph", "symbol": {"path": absolute}, "scope": {"paths": ["./src"]}}, "timeoutMs": 5000});
     let body = content(&session.call("asp_inspect", request).await).clone();
@@ -327,8 +326,7 @@ async fn inspect_sends_the_confined_request_at_the_interactive_call_site() {
 #[tokio::test]
 async fn diagnostics_evaluate_the_working_tree_at_the_interactive_call_site() {
     let repo = workspace();
-    let host = FakeHost::new(Script::default());
-    let session = open(host.clone(), repo.path(), Era::Legacy).await;
+    let (host, session) = open_well(repo.path(), Era::Legacy).await;
     let tools = session.tools().await;
     let result = session.call("asp_diagnostics", json!({})).await;
     let body = content(&result).clone();

@@ -366,21 +366,11 @@ async fn notifications_go_both_ways() {
 
 #[tokio::test]
 async fn serve_answers_until_the_input_ends_then_flushes_and_closes() {
-    let handler = TestHandler::new();
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(ours);
-    let server = tokio::spawn(serve(
-        read,
-        write,
+    let (server, mut raw) = serving(
+        TestHandler::new(),
         PeerConfig::default(),
-        handler,
         Duration::from_secs(20),
-    ));
-    let (raw_read, raw_write) = tokio::io::split(theirs);
-    let mut raw = Raw {
-        lines: BufReader::new(raw_read).lines(),
-        write: raw_write,
-    };
+    );
     raw.request(json!(1), "echo", json!("first")).await;
     raw.request(json!(2), "echo", json!("last")).await;
     raw.write.shutdown().await.unwrap();
@@ -398,20 +388,8 @@ async fn serve_answers_until_the_input_ends_then_flushes_and_closes() {
 #[tokio::test]
 async fn serve_cancels_what_is_still_running_after_the_drain() {
     let handler = TestHandler::new();
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(ours);
-    let server = tokio::spawn(serve(
-        read,
-        write,
-        PeerConfig::default(),
-        handler.clone(),
-        Duration::from_millis(50),
-    ));
-    let (raw_read, raw_write) = tokio::io::split(theirs);
-    let mut raw = Raw {
-        lines: BufReader::new(raw_read).lines(),
-        write: raw_write,
-    };
+    let drain = Duration::from_millis(50);
+    let (server, mut raw) = serving(handler.clone(), PeerConfig::default(), drain);
     raw.request(json!(1), "hold", json!({})).await;
     handler.wait_started(1).await;
     raw.write.shutdown().await.unwrap();
@@ -421,14 +399,24 @@ async fn serve_cancels_what_is_still_running_after_the_drain() {
 
 /// A server over in-memory pipes, as [`serve`] runs it, and the client's raw end.
 fn served(handler: Arc<dyn Handler>, config: PeerConfig) -> Raw {
+    serving(handler, config, Duration::from_secs(20)).1
+}
+
+/// [`served`] with `drain` for what is still running when the input ends, and the server's task.
+fn serving(
+    handler: Arc<dyn Handler>,
+    config: PeerConfig,
+    drain: Duration,
+) -> (tokio::task::JoinHandle<Result<()>>, Raw) {
     let (ours, theirs) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(ours);
-    tokio::spawn(serve(read, write, config, handler, Duration::from_secs(20)));
+    let server = tokio::spawn(serve(read, write, config, handler, drain));
     let (raw_read, raw_write) = tokio::io::split(theirs);
-    Raw {
+    let raw = Raw {
         lines: BufReader::new(raw_read).lines(),
         write: raw_write,
-    }
+    };
+    (server, raw)
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use Role::{Optional, Required};
 
 fn assessment(severity: &str) -> Value {
     json!({
@@ -55,6 +56,22 @@ fn run(call_site: CallSite, items: &[Item]) -> Value {
     verdict
 }
 
+/// Whether the one provider of [`ran`] is required at the call site.
+#[derive(Clone, Copy)]
+enum Role {
+    Required,
+    Optional,
+}
+
+/// The verdict at `call_site` on one provider that ran and found one diagnostic of `severity`.
+fn ran(call_site: CallSite, role: Role, severity: &str) -> Value {
+    let required = matches!(role, Role::Required);
+    run(
+        call_site,
+        &[item(required, Outcome::Ran(assessment(severity)))],
+    )
+}
+
 fn reasons(verdict: &Value) -> Vec<&str> {
     verdict["coverage"]["degraded"]
         .as_array()
@@ -66,10 +83,7 @@ fn reasons(verdict: &Value) -> Vec<&str> {
 
 #[test]
 fn clean_required_coverage_allows_and_carries_the_findings() {
-    let verdict = run(
-        CallSite::Interactive,
-        &[item(true, Outcome::Ran(assessment("warning")))],
-    );
+    let verdict = ran(CallSite::Interactive, Required, "warning");
     assert_eq!(verdict["decision"], "allow");
     assert_eq!(verdict["pass"], true);
     assert_eq!(verdict["coverage"]["ran"], json!(["fake"]));
@@ -85,10 +99,7 @@ fn clean_required_coverage_allows_and_carries_the_findings() {
 
 #[test]
 fn an_error_from_required_authorized_coverage_denies_with_blocking_diagnostic() {
-    let verdict = run(
-        CallSite::Sweep,
-        &[item(true, Outcome::Ran(assessment("error")))],
-    );
+    let verdict = ran(CallSite::Sweep, Required, "error");
     assert_eq!(verdict["decision"], "deny");
     assert_eq!(reasons(&verdict), ["blocking-diagnostic"]);
     assert_eq!(verdict["findings"][0]["disposition"], "gating");
@@ -100,10 +111,7 @@ fn an_error_from_required_authorized_coverage_denies_with_blocking_diagnostic() 
 
 #[test]
 fn an_optional_provider_cannot_deny_and_its_failure_stays_visible() {
-    let verdict = run(
-        CallSite::Interactive,
-        &[item(false, Outcome::Ran(assessment("error")))],
-    );
+    let verdict = ran(CallSite::Interactive, Optional, "error");
     assert_eq!(verdict["decision"], "allow");
     let verdict = run(CallSite::Interactive, &[item(false, degraded("crashed"))]);
     assert_eq!(verdict["decision"], "allow");
@@ -139,10 +147,7 @@ fn every_required_degradation_is_indeterminate_never_allow() {
 
 #[test]
 fn a_gate_is_indeterminate_with_insufficient_assurance_even_when_clean() {
-    let verdict = run(
-        CallSite::Gate,
-        &[item(true, Outcome::Ran(assessment("info")))],
-    );
+    let verdict = ran(CallSite::Gate, Required, "info");
     assert_eq!(verdict["decision"], "indeterminate");
     assert_eq!(reasons(&verdict), ["insufficient-assurance"]);
     assert_eq!(verdict["assurance"]["mode"], "advisory");

@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::fake_host::FakeHost;
+use super::fake_host::{FakeHost, Script};
 
 /// The two MCP eras rmcp 3.11 serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,13 @@ pub(crate) struct Session {
 /// Starts the adapter for `repo` on `host` and connects a client in `era`.
 pub(crate) async fn open(host: Arc<FakeHost>, repo: &Path, era: Era) -> Session {
     open_with_budget(host, repo, era, mcp_adapter::DEFAULT_BUDGET_BYTES).await
+}
+
+/// [`open`] on a well host (every call answered with its fixture): the host, to see what it was
+/// asked, and the session.
+pub(crate) async fn open_well(repo: &Path, era: Era) -> (Arc<FakeHost>, Session) {
+    let host = FakeHost::new(Script::default());
+    (host.clone(), open(host, repo, era).await)
 }
 
 pub(crate) async fn open_with_budget(

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::client::{ERAS, Era, content, open};
+use super::client::{ERAS, Era, content, open, open_well};
 use super::fake_host::{FakeHost, Script};
 use crate::{TOOLS, arguments_for, assert_failed, methods_received, workspace};
 
@@ -121,8 +121,7 @@ async fn paths_that_leave_the_workspace_are_refused_before_the_host_sees_them() 
     let outside = tempfile::tempdir().unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(outside.path(), repo.path().join("escape")).unwrap();
-    let host = FakeHost::new(Script::default());
-    let session = open(host.clone(), repo.path(), Era::Modern).await;
+    let (host, session) = open_well(repo.path(), Era::Modern).await;
     let evil_sibling = format!("{}_evil/x", repo.path().canonicalize().unwrap().display());
     let mut attempts = vec![
         ("asp_diagnostics", json!({"paths": ["../outside"]})),
@@ -165,7 +164,7 @@ async fn paths_that_leave_the_workspace_are_refused_before_the_host_sees_them() 
 #[tokio::test]
 async fn bad_arguments_are_input_errors_and_unknown_tools_protocol_errors() {
     let repo = workspace();
-    let session = open(FakeHost::new(Script::default()), repo.path(), Era::Legacy).await;
+    let (_, session) = open_well(repo.path(), Era::Legacy).await;
     for (name, arguments) in [
         ("asp_status", json!({"verbose": true})),
         ("asp_inspect", json!({})),
@@ -229,7 +228,7 @@ async fn any_configured_mode_still_gets_inspect_status_only() {
         r#"{"adapters": {"mcp": {"enabled": true, "mode": "full-outer-seam"}}}"#,
     )
     .unwrap();
-    let session = open(FakeHost::new(Script::default()), repo.path(), Era::Modern).await;
+    let (_, session) = open_well(repo.path(), Era::Modern).await;
     let body = content(&session.call("asp_status", json!({})).await).clone();
     assert_eq!(body["adapter"]["configuredMode"], "full-outer-seam");
     assert_eq!(body["adapter"]["mode"], "inspect-status-only");
@@ -273,8 +272,7 @@ async fn host_progress_reaches_the_client_as_progress_notifications_in_both_eras
 #[tokio::test]
 async fn no_call_ever_uses_the_gate_call_site_or_an_edit_method() {
     let repo = workspace();
-    let host = FakeHost::new(Script::default());
-    let session = open(host.clone(), repo.path(), Era::Legacy).await;
+    let (host, session) = open_well(repo.path(), Era::Legacy).await;
     for name in TOOLS {
         session.call(name, arguments_for(name)).await;
     }
@@ -292,8 +290,7 @@ async fn no_call_ever_uses_the_gate_call_site_or_an_edit_method() {
 #[tokio::test]
 async fn when_the_client_goes_away_the_session_ends_and_the_host_is_shut_down() {
     let repo = workspace();
-    let host = FakeHost::new(Script::default());
-    let session = open(host.clone(), repo.path(), Era::Modern).await;
+    let (host, session) = open_well(repo.path(), Era::Modern).await;
     session.call("asp_status", json!({})).await;
     session
         .close()

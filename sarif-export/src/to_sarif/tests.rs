@@ -52,12 +52,32 @@ fn finding(code: &str, severity: &str, path: &str, line: u32) -> Value {
     })
 }
 
+/// An error `r/e` on the first line of `a.ts` whose message is `message`.
+fn saying(message: &str) -> Value {
+    let mut finding = finding("r/e", "error", "a.ts", 0);
+    finding["diagnostic"]["message"] = json!(message);
+    finding
+}
+
 fn sarif(decision: &Decision) -> Value {
     export(decision, &Options::default()).to_json()
 }
 
 fn run(log: &Value) -> &Value {
     &log["runs"][0]
+}
+
+/// The run's tool execution notifications.
+fn notifications(log: &Value) -> &[Value] {
+    let notes = &run(log)["invocations"][0]["toolExecutionNotifications"];
+    notes.as_array().map_or(&[], Vec::as_slice)
+}
+
+/// The notification `id` of the run; fails the test if there is none.
+fn notification<'a>(log: &'a Value, id: &str) -> &'a Value {
+    let notes = notifications(log);
+    let note = notes.iter().find(|n| n["descriptor"]["id"] == id);
+    note.unwrap_or_else(|| panic!("no {id} notification: {notes:#?}"))
 }
 
 #[test]
@@ -261,8 +281,7 @@ fn levels_map_error_warning_info_to_error_warning_note() {
 
 #[test]
 fn the_message_carries_the_next_step() {
-    let mut f = finding("r/e", "error", "a.ts", 0);
-    f["diagnostic"]["message"] = json!("introduced secret literal");
+    let mut f = saying("introduced secret literal");
     f["nextStep"] = json!("Move the secret to runtime configuration.");
     f["nextStepOrigin"] = json!("server");
     f["disposition"] = json!("gating");
@@ -293,10 +312,8 @@ fn the_message_carries_the_next_step() {
 
 #[test]
 fn hidden_and_bidi_characters_never_reach_the_message_and_it_is_never_empty() {
-    let mut f = finding("r/e", "error", "a.ts", 0);
-    f["diagnostic"]["message"] = json!("naïve 漢字 😀 \u{202E}rtl\u{202C} finding");
-    let mut empty = finding("r/e", "error", "a.ts", 0);
-    empty["diagnostic"]["message"] = json!("\u{200b}");
+    let f = saying("naïve 漢字 😀 \u{202E}rtl\u{202C} finding");
+    let empty = saying("\u{200b}");
     let log = sarif(&decision(json!([f, empty])));
     assert_eq!(
         run(&log)["results"][0]["message"]["text"],
@@ -374,13 +391,7 @@ fn host_paths_outside_the_workspace_are_never_locations_and_say_why() {
     let uri = &results[4]["locations"][0]["physicalLocation"]["artifactLocation"];
     assert_eq!(uri, &json!({"uri": "src/a.ts", "uriBaseId": "%SRCROOT%"}));
     assert!(results[4]["properties"].get("locationRefused").is_none());
-    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
-        .as_array()
-        .unwrap();
-    let note = notes
-        .iter()
-        .find(|n| n["descriptor"]["id"] == "asp-bridge/paths-outside-workspace")
-        .expect("a notification counts them");
+    let note = notification(&log, "asp-bridge/paths-outside-workspace");
     assert_eq!(note["properties"]["results"], 4);
     let text = log.to_string();
     assert!(!text.contains("etc/passwd\""), "no URI names it: {text}");
@@ -540,9 +551,7 @@ fn required_coverage_that_ran_and_blocked_is_a_note_not_a_gap() {
         }),
     );
     let log = sarif(&d);
-    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
-        .as_array()
-        .unwrap();
+    let notes = notifications(&log);
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert_eq!(notes[0]["level"], "note");
     assert_eq!(
@@ -681,13 +690,7 @@ fn past_the_results_limit_the_most_severe_are_kept_and_a_notification_says_how_m
         [1, 2, 5, 9],
         "the three errors, then the first info, in host order"
     );
-    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
-        .as_array()
-        .unwrap();
-    let note = notes
-        .iter()
-        .find(|n| n["descriptor"]["id"] == "asp-bridge/results-limit")
-        .unwrap();
+    let note = notification(&log, "asp-bridge/results-limit");
     assert!(
         note["message"]["text"]
             .as_str()
@@ -727,15 +730,8 @@ fn past_the_extensions_limit_providers_are_left_out_with_a_notification() {
         5,
         "results are all kept"
     );
-    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
-        .as_array()
-        .unwrap();
-    assert!(
-        notes
-            .iter()
-            .any(|n| n["descriptor"]["id"] == "asp-bridge/extensions-limit"
-                && n["properties"]["omitted"] == 3)
-    );
+    let note = notification(&log, "asp-bridge/extensions-limit");
+    assert_eq!(note["properties"]["omitted"], 3);
 }
 
 #[test]
@@ -780,14 +776,7 @@ fn paths_left_out_of_the_evaluation_are_named_in_one_notification() {
         ..Options::default()
     };
     let log = export(&decision(json!([])), &options).to_json();
-    let notes = run(&log)["invocations"][0]["toolExecutionNotifications"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let note = notes
-        .iter()
-        .find(|n| n["descriptor"]["id"] == "asp-bridge/paths-left-out")
-        .unwrap_or_else(|| panic!("no left-out notification: {notes:?}"));
+    let note = notification(&log, "asp-bridge/paths-left-out");
     assert_eq!(note["level"], "warning");
     assert_eq!(
         note["properties"],
