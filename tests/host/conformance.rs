@@ -56,16 +56,14 @@ fn under_policy(policy: &Value, text: &str) -> (Repo, Config, Host) {
     let repo = repo();
     commit_policy(&repo, policy);
     repo.write("a.txt", text);
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (config, host) = Host::with_well_provider(repo.path());
     (repo, config, host)
 }
 
 #[tokio::test]
 async fn core_host_status() {
     let repo = repo();
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_config, host) = Host::with_well_provider(repo.path());
     let status = host.status().await;
     assert_eq!(status["host"]["outerProtocol"], "asp-outer/1.0");
     assert_eq!(status["host"]["state"], "ready", "{status:#}");
@@ -117,8 +115,7 @@ async fn core_host_status() {
 #[tokio::test]
 async fn core_host_capabilities() {
     let repo = repo();
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_config, host) = Host::with_well_provider(repo.path());
     host.status().await;
     let caps = host.call("host/capabilities", json!({})).await.unwrap();
     valid("capabilitiesResult", &caps);
@@ -143,8 +140,7 @@ async fn core_host_capabilities() {
 #[tokio::test]
 async fn core_host_evaluate() {
     let repo = repo();
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_config, host) = Host::with_well_provider(repo.path());
 
     repo.write("a.txt", "clean change\n");
     let allow = host.evaluate("interactive").await;
@@ -285,8 +281,7 @@ async fn a_branch_that_commits_a_policy_change_cannot_authorize_itself() {
     commit_policy(&repo, &fake_pinned(&["advisory"]));
     repo.write("a.txt", "changed\n");
     repo.commit();
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_config, host) = Host::with_well_provider(repo.path());
     let mut request =
         bridge_core::worktree::Evaluate::at(bridge_core::proto::AdvisoryCallSite::Interactive);
     request.base = bridge_core::worktree::Base::Rev("base".into());

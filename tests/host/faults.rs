@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use crate::support::{
-    Config, Host, Provider, assert_indeterminate, evaluate_fault, evaluate_once, provider_state,
-    reasons, repo,
+    Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, evaluate_once,
+    provider_state, reasons, repo,
 };
 
 #[tokio::test]
@@ -78,9 +78,7 @@ async fn a_provider_that_cannot_start_is_unavailable() {
 
 #[tokio::test]
 async fn a_read_outside_the_request_is_refused_with_policy_and_not_covered() {
-    let repo = repo();
-    repo.write("secret", "s\n");
-    repo.commit();
+    let repo = Repo::new(&[("a.txt", "first\n"), ("secret", "s\n")]);
     repo.write("a.txt", "changed\n");
     let mut provider = Provider::fake("read-outside");
     provider.read = Some(r#"["**", "!secret"]"#);
@@ -109,8 +107,7 @@ async fn a_read_outside_the_request_is_refused_with_policy_and_not_covered() {
 async fn changeset_blob_ids_are_checked_against_the_workspace() {
     let repo = repo();
     repo.write("a.txt", "changed\n");
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (config, host) = Host::with_well_provider(repo.path());
     let mut changeset = host.changeset().await;
     changeset["changes"][0]["after"] = json!("blob:sha256:00");
     let verdict = host

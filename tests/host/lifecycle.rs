@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{ASP_BRIDGE, Config, Host, Provider, alive, reasons, repo, valid};
+use crate::support::{ASP_BRIDGE, Config, Host, Provider, Repo, alive, reasons, repo, valid};
 
 #[tokio::test]
 async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
@@ -37,8 +37,7 @@ async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
 #[tokio::test]
 async fn no_provider_outlives_the_host() {
     let repo = repo();
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (config, host) = Host::with_well_provider(repo.path());
     host.status().await;
     let pid = config.pid("fake").expect("the provider started");
     assert!(alive(pid));
@@ -47,8 +46,7 @@ async fn no_provider_outlives_the_host() {
     assert!(!alive(pid), "the provider ended with the host");
 
     // Killed outright, the host still takes its providers with it.
-    let config = Config::new(&[Provider::fake("none")]);
-    let mut host = Host::start(repo.path(), &config);
+    let (config, mut host) = Host::with_well_provider(repo.path());
     host.status().await;
     let pid = config.pid("fake").unwrap();
     host.child.start_kill().unwrap();
@@ -63,8 +61,7 @@ async fn no_provider_outlives_the_host() {
 #[tokio::test]
 async fn shutdown_stops_the_providers_and_exit_ends_the_host() {
     let repo = repo();
-    let config = Config::new(&[Provider::fake("none")]);
-    let mut host = Host::start(repo.path(), &config);
+    let (config, mut host) = Host::with_well_provider(repo.path());
     host.status().await;
     let pid = config.pid("fake").unwrap();
     assert_eq!(
@@ -107,12 +104,12 @@ async fn edit_and_apply_are_refused_and_inspect_is_unsupported() {
 
 #[tokio::test]
 async fn an_invalid_policy_makes_every_decision_indeterminate() {
-    let repo = repo();
-    repo.write(".asp/asp.json", "{\"aspVersion\": 1}");
-    repo.commit();
+    let repo = Repo::new(&[
+        ("a.txt", "first\n"),
+        (".asp/asp.json", "{\"aspVersion\": 1}"),
+    ]);
     repo.write("a.txt", "changed\n");
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_config, host) = Host::with_well_provider(repo.path());
     let status = host.status().await;
     assert_eq!(status["host"]["state"], "degraded");
     assert_eq!(status["policy"]["activation"], "rejected");
@@ -136,8 +133,7 @@ async fn an_invalid_policy_makes_every_decision_indeterminate() {
 async fn a_changeset_that_edits_the_policy_cannot_authorize_itself() {
     let repo = repo();
     repo.write(".asp/asp.json", "{}");
-    let config = Config::new(&[Provider::fake("none")]);
-    let host = Host::start(repo.path(), &config);
+    let (_config, host) = Host::with_well_provider(repo.path());
     let verdict = host.evaluate("interactive").await;
     assert_eq!(verdict["decision"], "indeterminate");
     assert!(reasons(&verdict).contains(&"policy-self-authorization".to_owned()));

@@ -143,6 +143,14 @@ pub(crate) struct Host {
 }
 
 impl Host {
+    /// A host on `repo` with one fake provider that has no fault, and its configuration (which
+    /// holds what the provider records).
+    pub(crate) fn with_well_provider(repo: &Path) -> (Config, Host) {
+        let config = Config::new(&[Provider::fake("none")]);
+        let host = Host::start(repo, &config);
+        (config, host)
+    }
+
     pub(crate) fn start(repo: &Path, config: &Config) -> Host {
         Host::start_with(repo, &["--config", config.file().to_str().unwrap()])
     }
