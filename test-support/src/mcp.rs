@@ -25,6 +25,15 @@ pub const MODERN: &str = "2026-07-28";
 /// How long a request may wait for its answer, unless the client was given another deadline.
 pub const ANSWER: Duration = Duration::from_secs(20);
 
+/// Asserts that a tool error's structured content (`body`) has a `cause` saying `part`.
+pub fn assert_cause_says(body: &Value, part: &str) {
+    let cause = body["cause"].as_str().unwrap_or_default();
+    assert!(
+        cause.contains(part),
+        "expected {part:?} in the cause: {body:#}"
+    );
+}
+
 /// An MCP server as a child process, spoken to one JSON line at a time; it keeps every stdout line
 /// and the whole stderr for the test to look at.
 #[derive(Debug)]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -88,6 +88,33 @@ fn run(repo: &Path, home: &Path, args: &[&str]) -> Run {
     run_bridge_with(args, repo, LIMIT, |c| clean_env(c, home))
 }
 
+/// A directory outside the workspace holding an empty home directory (the second), for runs with
+/// nothing installed.
+pub(crate) fn outside_with_home() -> (Scratch, PathBuf) {
+    let outside = Scratch::new();
+    let home = outside.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    (outside, home)
+}
+
+/// `asp-bridge sarif --repo R --output LOG` with nothing installed: the log, valid against the
+/// SARIF schema.
+fn sarif_log(repo: &Path, home: &Path, log_path: &Path) -> Value {
+    let args = [
+        "sarif",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--output",
+        log_path.to_str().unwrap(),
+    ];
+    let sarif = run(repo, home, &args);
+    assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(log_path).unwrap()).unwrap();
+    let errors = sarif_export::schema::errors(&log);
+    assert!(errors.is_empty(), "{errors:#?}");
+    log
+}
+
 /// `(ruleId, uri, startLine)` of every result of the log's first run.
 pub(crate) fn results(log: &Value) -> BTreeSet<(String, String, u64)> {
     results_where(log, |_| true)
@@ -136,19 +163,13 @@ pub(crate) fn multitool_errors(log: &Path, scratch: &Path) -> Option<Vec<String>
 fn the_main_job_runs_on_the_embedded_host_with_nothing_installed() {
     let scratch = repository();
     let repo = scratch.path().canonicalize().unwrap();
-    let outside = Scratch::new();
-    let home = outside.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let (outside, home) = outside_with_home();
     let before = snapshot(&repo);
     let repo_arg = repo.to_str().unwrap();
 
     let status = run(&repo, &home, &["status", "--repo", repo_arg]);
     assert_eq!(status.code, Some(0), "{}", status.stderr);
-    assert!(
-        status.stderr.contains("asp-bridge uses the embedded host"),
-        "{}",
-        status.stderr
-    );
+    status.one_line_starting("asp-bridge uses the embedded host");
     assert!(
         status.stdout.starts_with("host       "),
         "{}",
@@ -161,21 +182,7 @@ fn the_main_job_runs_on_the_embedded_host_with_nothing_installed() {
     );
 
     let log_path = outside.path().join("hygiene.sarif");
-    let sarif = run(
-        &repo,
-        &home,
-        &[
-            "sarif",
-            "--repo",
-            repo_arg,
-            "--output",
-            log_path.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
-    let log: Value = serde_json::from_str(&std::fs::read_to_string(&log_path).unwrap()).unwrap();
-    let errors = sarif_export::schema::errors(&log);
-    assert!(errors.is_empty(), "{errors:#?}");
+    let log = sarif_log(&repo, &home, &log_path);
     let found = results(&log);
     for expected in [
         ("hygiene/merge-conflict", "src.rs", 2),
@@ -219,24 +226,8 @@ fn a_clean_change_has_no_hygiene_results() {
     let repo = scratch.path().canonicalize().unwrap();
     std::fs::write(repo.join("clean.rs"), CLEAN).unwrap();
     std::fs::write(repo.join("README.txt"), "hello\nworld\n").unwrap();
-    let outside = Scratch::new();
-    let home = outside.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let log_path = outside.path().join("clean.sarif");
-    let sarif = run(
-        &repo,
-        &home,
-        &[
-            "sarif",
-            "--repo",
-            repo.to_str().unwrap(),
-            "--output",
-            log_path.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
-    let log: Value = serde_json::from_str(&std::fs::read_to_string(&log_path).unwrap()).unwrap();
-    assert!(sarif_export::schema::errors(&log).is_empty());
+    let (outside, home) = outside_with_home();
+    let log = sarif_log(&repo, &home, &outside.path().join("clean.sarif"));
     assert_eq!(results(&log), BTreeSet::new());
     scratch.assert_no_orphans();
 }

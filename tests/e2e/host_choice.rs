@@ -158,20 +158,20 @@ fn host_command_embedded_names_it_and_passes_the_config_file() {
     let repo = scratch.path().to_str().unwrap().to_owned();
     let bin = asp_on_path(&scratch);
     let path = format!("{}:{SYSTEM_PATH}", bin.display());
-    // A relative --config is made absolute: the host runs in the workspace.
-    let run = bridge(
-        &scratch,
-        &path,
-        &[
+    let status_with_config = |host: &str| {
+        let args = [
             "status",
             "--repo",
             &repo,
             "--host-command",
-            "embedded",
+            host,
             "--config",
             "host.toml",
-        ],
-    );
+        ];
+        bridge(&scratch, &path, &args)
+    };
+    // A relative --config is made absolute: the host runs in the workspace.
+    let run = status_with_config("embedded");
     assert_eq!(
         choice(&run),
         format!(
@@ -186,20 +186,7 @@ fn host_command_embedded_names_it_and_passes_the_config_file() {
         "`asp` was not started"
     );
     // With another host, the configuration is not passed on, and the line says so.
-    let fake = host_command("");
-    let run = bridge(
-        &scratch,
-        &path,
-        &[
-            "status",
-            "--repo",
-            &repo,
-            "--host-command",
-            &fake,
-            "--config",
-            "host.toml",
-        ],
-    );
+    let run = status_with_config(&host_command(""));
     assert!(
         choice(&run).ends_with("; --config applies to the embedded host only and is not passed on"),
         "{}",

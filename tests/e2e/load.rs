@@ -12,7 +12,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::Stdio;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
@@ -23,7 +22,7 @@ use test_support::mcp::TOOLS;
 use test_support::ndjson::json_lines;
 use test_support::process::wait_exit;
 
-use crate::support::{Scratch, bridge, host_command};
+use crate::support::{Scratch, host_command, spawn_bridge};
 
 /// Against a hang only; a healthy run takes a few seconds.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -88,16 +87,10 @@ fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
     let scratch = mcp_workspace();
     let repo = scratch.path().to_str().expect("a UTF-8 path");
     let host = fake(&scratch);
-    let mut child = bridge(
-        ["mcp", "--repo", repo, "--host-command", &host],
-        scratch.path(),
-    )
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("spawn asp-bridge mcp");
+    let args = ["mcp", "--repo", repo, "--host-command", &host];
+    let (child, mut stdin, stdout) = spawn_bridge(args, scratch.path());
     let pid = child.id();
-    let messages = json_lines(child.stdout.take().unwrap());
-    let mut stdin = child.stdin.take().unwrap();
+    let messages = json_lines(stdout);
 
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -207,13 +200,9 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     std::fs::write(scratch.path().join("src/api.ts"), crate::lsp::api_ts()).unwrap();
     let host = fake(&scratch);
     let args = ["lsp", "--debounce-ms", "0", "--host-command", &host];
-    let mut child = bridge(args, scratch.path())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn asp-bridge lsp");
+    let (child, mut stdin, stdout) = spawn_bridge(args, scratch.path());
     let pid = child.id();
-    let frames = frames(child.stdout.take().unwrap());
-    let mut stdin = child.stdin.take().unwrap();
+    let frames = frames(stdout);
 
     let root = format!(
         "file://{}",

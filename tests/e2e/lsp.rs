@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use test_support::lsp::{frame, frames};
 use test_support::process::{wait_exit, wait_output};
 
-use crate::support::{Scratch, bridge, bridge_bin, host_command};
+use crate::support::{Scratch, bridge, bridge_bin, host_command, spawn_bridge};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -52,15 +52,9 @@ fn next(frames: &mpsc::Receiver<Value>, wanted: impl Fn(&Value) -> bool) -> Valu
 /// `asp-bridge lsp` against `host`, initialized by a bare client: the process, its stdin and the
 /// frames it writes.
 fn start(scratch: &Scratch, host: &str) -> (Child, ChildStdin, mpsc::Receiver<Value>) {
-    let mut child = bridge(
-        ["lsp", "--debounce-ms", "0", "--host-command", host],
-        scratch.path(),
-    )
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("spawn asp-bridge lsp");
-    let frames = frames(child.stdout.take().unwrap());
-    let mut stdin = child.stdin.take().unwrap();
+    let args = ["lsp", "--debounce-ms", "0", "--host-command", host];
+    let (child, mut stdin, stdout) = spawn_bridge(args, scratch.path());
+    let frames = frames(stdout);
     initialize(&mut stdin, &frames, scratch.path());
     (child, stdin, frames)
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use test_support::external_tool;
-use test_support::mcp::{LEGACY, MODERN, McpClient, TOOLS, python_client_script};
+use test_support::mcp::{
+    LEGACY, MODERN, McpClient, TOOLS, assert_cause_says, python_client_script,
+};
 
 use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin, host_command};
 
@@ -119,13 +121,7 @@ fn mcp_lists_tools_while_the_host_cannot_start_and_says_health_when_called() {
     let mut bridge = start(&scratch, &missing, &[], LEGACY);
     assert_eq!(bridge.tools(), TOOLS);
     let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
-    assert!(
-        body["cause"]
-            .as_str()
-            .unwrap()
-            .contains("could not start host"),
-        "{body:#}"
-    );
+    assert_cause_says(&body, "could not start host");
     assert_eq!(bridge.close().0, Some(0));
 }
 
@@ -134,13 +130,7 @@ fn mcp_survives_a_host_crash_and_the_next_call_works() {
     let scratch = Scratch::new();
     let mut bridge = start(&scratch, &crash_once(&scratch), &[], MODERN);
     let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
-    assert!(
-        body["cause"]
-            .as_str()
-            .unwrap()
-            .contains("exited with status 3"),
-        "{body:#}"
-    );
+    assert_cause_says(&body, "exited with status 3");
     assert_ok(&bridge.call("asp_status", json!({})));
     assert_ok(&bridge.call("asp_capabilities", json!({})));
     assert_eq!(bridge.close().0, Some(0));
@@ -158,10 +148,7 @@ fn mcp_reports_a_hung_host_as_a_health_timeout() {
     let host = fake(&scratch, "--hang-on host/capabilities");
     let mut bridge = start(&scratch, &host, &["--timeout-ms", "300"], LEGACY);
     let body = assert_failed(&bridge.call("asp_capabilities", json!({})), "health").clone();
-    assert!(
-        body["cause"].as_str().unwrap().contains("within 300 ms"),
-        "{body:#}"
-    );
+    assert_cause_says(&body, "within 300 ms");
     assert_ok(&bridge.call("asp_status", json!({})));
     assert_eq!(bridge.close().0, Some(0));
     scratch.assert_no_orphans();
@@ -174,13 +161,7 @@ fn mcp_names_each_fail_class_of_a_refusing_host() {
         let host = fake(&scratch, &format!("--error host/capabilities={class}"));
         let mut bridge = start(&scratch, &host, &[], MODERN);
         let body = assert_failed(&bridge.call("asp_capabilities", json!({})), class).clone();
-        assert!(
-            body["cause"]
-                .as_str()
-                .unwrap()
-                .contains("fake host refuses"),
-            "{body:#}"
-        );
+        assert_cause_says(&body, "fake host refuses");
         assert_eq!(bridge.close().0, Some(0));
         scratch.assert_no_orphans();
     }
@@ -199,10 +180,7 @@ fn mcp_refuses_paths_outside_the_workspace() {
         ),
     ] {
         let body = assert_failed(&bridge.call(tool, arguments), "input").clone();
-        assert!(
-            body["cause"].as_str().unwrap().contains("refused"),
-            "{body:#}"
-        );
+        assert_cause_says(&body, "refused");
     }
     assert_eq!(bridge.close().0, Some(0));
     let work = scratch
@@ -225,10 +203,7 @@ fn mcp_refuses_every_tool_when_the_repository_policy_disables_it() {
     let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
     for tool in TOOLS {
         let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
-        assert!(
-            body["cause"].as_str().unwrap().contains(".asp/asp.json"),
-            "{body:#}"
-        );
+        assert_cause_says(&body, ".asp/asp.json");
     }
     assert_eq!(bridge.close().0, Some(0));
     assert!(

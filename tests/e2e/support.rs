@@ -6,7 +6,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub(crate) fn bridge_bin() -> &'static str {
@@ -35,6 +35,20 @@ pub(crate) fn bridge<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>, cwd: &P
         .stdin(Stdio::piped())
         .stdout(Stdio::piped());
     command
+}
+
+/// [`bridge`] started, its stderr dropped: the process, its stdin and its stdout.
+pub(crate) fn spawn_bridge<S: AsRef<OsStr>>(
+    args: impl IntoIterator<Item = S>,
+    cwd: &Path,
+) -> (Child, ChildStdin, ChildStdout) {
+    let mut child = bridge(args, cwd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn asp-bridge");
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    (child, stdin, stdout)
 }
 
 /// A `--host-command` that runs the fake host with `flags`.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use test_support::mcp::{LEGACY, McpClient};
 
-use crate::embedded::{KEY, MERGE, clean_env, results, results_where};
+use crate::embedded::{KEY, MERGE, clean_env, outside_with_home, results, results_where};
 use crate::support::{Run, Scratch, assert_failed, bridge_bin, host_command, run_bridge_with};
 
 mod action;
@@ -52,9 +52,7 @@ impl Sweep {
         std::fs::write(root.join("deploy/id_rsa"), KEY).unwrap();
         scratch.git(&["add", "."]);
         scratch.git(&["commit", "-q", "-m", "a key"]);
-        let outside = Scratch::new();
-        let home = outside.path().join("home");
-        std::fs::create_dir_all(&home).unwrap();
+        let (outside, home) = outside_with_home();
         Sweep {
             repo: scratch.path().canonicalize().unwrap(),
             scratch,
@@ -123,11 +121,7 @@ fn a_branch_is_evaluated_against_its_base_with_its_commits() {
 
     let (run, log) = sweep.sarif("base.sarif", &["--base", "main"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("asp-bridge uses the embedded host"),
-        "{}",
-        run.stderr
-    );
+    run.one_line_starting("asp-bridge uses the embedded host");
     assert_eq!(
         errors(&log),
         set(&[

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use serde_json::json;
+use test_support::mcp::assert_cause_says;
 
 use super::client::{ERAS, Era, content, open, open_well};
 use super::fake_host::{FakeHost, Script};
@@ -24,10 +25,7 @@ async fn tools_list_answers_while_the_host_is_down_and_calls_say_health() {
         assert_eq!(session.tools().await.len(), 5);
         for name in TOOLS {
             let body = assert_failed(&session.call(name, arguments_for(name)).await, "health");
-            assert!(
-                body["cause"].as_str().unwrap().contains("restarting"),
-                "{body:#}"
-            );
+            assert_cause_says(&body, "restarting");
             assert_eq!(body["retryable"], true);
             assert_eq!(body["tool"], name);
         }
@@ -46,13 +44,7 @@ async fn each_host_refusal_is_a_tool_error_naming_its_fail_class() {
         let session = open(FakeHost::new(script), repo.path(), Era::Modern).await;
         for name in ["asp_status", "asp_inspect", "asp_diagnostics"] {
             let body = assert_failed(&session.call(name, arguments_for(name)).await, class);
-            assert!(
-                body["cause"]
-                    .as_str()
-                    .unwrap()
-                    .contains("fake host refuses"),
-                "{body:#}"
-            );
+            assert_cause_says(&body, "fake host refuses");
         }
         session.close().await.unwrap();
     }
@@ -69,13 +61,7 @@ async fn a_hung_host_times_out_as_a_health_error_and_is_told_to_cancel() {
     let host = FakeHost::new(script);
     let session = open(host.clone(), repo.path(), Era::Legacy).await;
     let body = assert_failed(&session.call("asp_capabilities", json!({})).await, "health");
-    assert!(
-        body["cause"]
-            .as_str()
-            .unwrap()
-            .contains("did not answer host/capabilities"),
-        "{body:#}"
-    );
+    assert_cause_says(&body, "did not answer host/capabilities");
     let inspect = json!({"request": {"kind": "fixture/graph"}, "timeoutMs": 1});
     assert_failed(&session.call("asp_inspect", inspect).await, "health");
     assert!(
@@ -101,13 +87,7 @@ async fn a_host_crash_is_a_tool_error_and_the_next_call_works() {
             &session.call("asp_authority_status", json!({})).await,
             "health",
         );
-        assert!(
-            body["cause"]
-                .as_str()
-                .unwrap()
-                .contains("exited with status 3"),
-            "{body:#}"
-        );
+        assert_cause_says(&body, "exited with status 3");
         let again = session.call("asp_authority_status", json!({})).await;
         assert_eq!(again.is_error, Some(false), "{again:?}");
         assert_eq!(host.starts(), 2, "the host was started again");

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Map, Value};
+use test_support::git::{git, rev_parse};
 
 use super::{Sweep, errors, set};
 use crate::embedded::clean_env;
@@ -143,17 +144,6 @@ impl Runner {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 #[test]
 fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads() {
     let action = yaml(&std::fs::read_to_string(repository_root().join("action.yml")).unwrap());
@@ -178,30 +168,21 @@ fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads(
 
     // GitHub: a remote whose `main` is the base and whose `topic` is the pull request's branch.
     let sweep = Sweep::new();
-    let base = git(&sweep.repo, &["rev-parse", "main"]);
+    let base = rev_parse(&sweep.repo, "main");
+    let clone = |args: &[&str]| git(sweep.outside.path(), &[&["clone", "-q"], args].concat());
     let remote = sweep.outside.path().join("remote.git");
-    git(
-        sweep.outside.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            sweep.repo.to_str().unwrap(),
-            "remote.git",
-        ],
-    );
+    clone(&["--bare", sweep.repo.to_str().unwrap(), "remote.git"]);
     let runner = Runner::new();
     let system = format!("{}:/usr/bin:/bin", runner.path("tools").display());
 
     // Install: from the action's own checkout, else from `source`, never from an option.
+    // The install step run from the action's checkout in `action_path`, with the input `source`.
+    let install_from = |action_path: &Path, source: &str| {
+        let inputs = [("SWEEP_SOURCE", source)];
+        runner.step(install, action_path, &inputs, &system, action_path)
+    };
     let action_path = repository_root();
-    let (code, said) = runner.step(
-        install,
-        &action_path,
-        &[("SWEEP_SOURCE", "")],
-        &system,
-        &action_path,
-    );
+    let (code, said) = install_from(&action_path, "");
     assert_eq!(code, 0, "{said}");
     let root = runner.path("temp").join("asp-bridge");
     assert_eq!(
@@ -215,13 +196,7 @@ fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads(
     assert_eq!(runner.read("path"), format!("{}/bin\n", root.display()));
     let copied = runner.path("copied");
     std::fs::create_dir_all(&copied).unwrap();
-    let (code, said) = runner.step(
-        install,
-        &copied,
-        &[("SWEEP_SOURCE", "https://example.invalid/asp-bridge.git")],
-        &system,
-        &copied,
-    );
+    let (code, said) = install_from(&copied, "https://example.invalid/asp-bridge.git");
     assert_eq!(code, 0, "{said}");
     assert!(
         runner
@@ -231,32 +206,22 @@ fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads(
         runner.read("cargo.log")
     );
     for source in ["", "--config=evil"] {
-        let (code, said) = runner.step(
-            install,
-            &copied,
-            &[("SWEEP_SOURCE", source)],
-            &system,
-            &copied,
-        );
+        let (code, said) = install_from(&copied, source);
         assert_eq!(code, 1, "{said}");
         assert!(said.contains("::error::"), "{said}");
     }
 
     // The pull request: actions/checkout's default shallow clone of the branch.
     let workspace = sweep.outside.path().join("workspace");
-    git(
-        sweep.outside.path(),
-        &[
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            "--branch",
-            "topic",
-            &format!("file://{}", remote.display()),
-            workspace.to_str().unwrap(),
-        ],
-    );
+    let remote = format!("file://{}", remote.display());
+    clone(&[
+        "--depth",
+        "1",
+        "--branch",
+        "topic",
+        &remote,
+        workspace.to_str().unwrap(),
+    ]);
     let installed = format!("{}/bin:/usr/bin:/bin", root.display());
     let sarif = runner.path("temp").join("asp-bridge.sarif");
     let (repo, log_path) = (workspace.to_str().unwrap(), sarif.to_str().unwrap());
@@ -279,7 +244,7 @@ fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads(
     assert_eq!(code, 0, "{said}");
     assert!(said.contains("asp-bridge: sarif: wrote"), "{said}");
     assert_eq!(
-        git(&workspace, &["rev-parse", "--is-shallow-repository"]),
+        git(&workspace, &["rev-parse", "--is-shallow-repository"]).trim(),
         "false",
         "deepened to reach the merge base"
     );
