@@ -6,7 +6,8 @@ use tokio::sync::oneshot;
 
 use crate::host::{Answer, TestHost};
 use crate::support::{
-    TestClient, Workspace, clean, decision, finding, plain_client, rich_client, span, utf8_client,
+    TestClient, Workspace, clean, decision, denies_in_api_ts, finding, plain_client, rich_client,
+    span, utf8_client,
 };
 
 /// `😀` is 2 UTF-16 code units and 4 UTF-8 bytes; `漢` and `字` are 1 unit and 3 bytes each.
@@ -15,12 +16,7 @@ const EMOJI_LINE: &str = "// 😀漢字 key = \"AKIA\";\n";
 fn emoji_workspace() -> (Workspace, TestHost) {
     let workspace = Workspace::new(&[("src/api.ts", EMOJI_LINE)]);
     // `key` is UTF-16 columns 8..11 on line 0: `// ` 3 + 😀 2 + 漢 1 + 字 1 + ` ` 1.
-    let host = TestHost::new(decision(vec![finding(
-        "src/api.ts",
-        (0, 8),
-        (0, 11),
-        "lattice/secrets",
-    )]));
+    let host = TestHost::new(denies_in_api_ts((0, 8), (0, 11), "lattice/secrets"));
     (workspace, host)
 }
 
@@ -118,16 +114,9 @@ async fn a_client_that_prefers_utf8_gets_byte_columns() {
 async fn edits_move_the_findings_until_the_next_save_and_a_cut_one_goes_away() {
     let text = "a\nb\n    secret = 1\n";
     let workspace = Workspace::new(&[("src/api.ts", text)]);
-    let host = TestHost::new(decision(vec![finding(
-        "src/api.ts",
-        (2, 4),
-        (2, 10),
-        "x/secret",
-    )]));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, text);
+    let host = TestHost::new(denies_in_api_ts((2, 4), (2, 10), "x/secret"));
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
     let first = client.published(&uri).await;
     assert_eq!(span(&first["diagnostics"][0]), ((2, 4), (2, 10)));
 
@@ -160,16 +149,9 @@ async fn edits_move_the_findings_until_the_next_save_and_a_cut_one_goes_away() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saving_asks_the_host_again_about_the_file_on_disk() {
     let workspace = Workspace::new(&[("src/api.ts", "one\n")]);
-    let host = TestHost::new(decision(vec![finding(
-        "src/api.ts",
-        (0, 0),
-        (0, 3),
-        "x/old",
-    )]));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, "one\n");
+    let host = TestHost::new(denies_in_api_ts((0, 0), (0, 3), "x/old"));
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
     assert_eq!(
         client.published(&uri).await["diagnostics"][0]["code"],
         "x/old"
@@ -177,12 +159,7 @@ async fn saving_asks_the_host_again_about_the_file_on_disk() {
 
     client.change(&uri, 2, (1, 0), (1, 0), "two\n");
     workspace.write("src/api.ts", "one\ntwo\n");
-    host.plan(Answer::Decision(decision(vec![finding(
-        "src/api.ts",
-        (1, 0),
-        (1, 3),
-        "x/new",
-    )])));
+    host.plan(Answer::Decision(denies_in_api_ts((1, 0), (1, 3), "x/new")));
     client.save(&uri);
     let published = client
         .wait_for(|m| m["params"]["diagnostics"][0]["code"] == "x/new")
@@ -205,24 +182,21 @@ async fn saving_asks_the_host_again_about_the_file_on_disk() {
 async fn a_slow_result_for_version_2_arriving_after_version_3_is_never_published() {
     let workspace = Workspace::new(&[("src/api.ts", "v1\n")]);
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, "v1\n");
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
     assert_eq!(client.published(&uri).await["version"], 1);
 
     // Version 2 is saved; the host sits on its answer.
     let (release_v2, held) = oneshot::channel();
     host.plan(Answer::Held(
         held,
-        decision(vec![finding("src/api.ts", (0, 0), (0, 2), "stale/v2")]),
+        denies_in_api_ts((0, 0), (0, 2), "stale/v2"),
     ));
-    host.plan(Answer::Decision(decision(vec![finding(
-        "src/api.ts",
+    host.plan(Answer::Decision(denies_in_api_ts(
         (0, 0),
         (0, 2),
         "fresh/v3",
-    )])));
+    )));
     client.change(&uri, 2, (0, 1), (0, 2), "2");
     client.save(&uri);
     host.wait_evaluations(2).await;
@@ -260,12 +234,10 @@ async fn a_result_that_arrives_after_unsaved_edits_is_moved_with_them() {
     let (release, held) = oneshot::channel();
     host.plan(Answer::Held(
         held,
-        decision(vec![finding("src/api.ts", (0, 0), (0, 3), "x/key")]),
+        denies_in_api_ts((0, 0), (0, 3), "x/key"),
     ));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, "key = 1\n");
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
     host.wait_evaluations(1).await;
     client.change(&uri, 2, (0, 0), (0, 0), "// new first line\n");
     client.barrier().await;
@@ -279,10 +251,8 @@ async fn a_result_that_arrives_after_unsaved_edits_is_moved_with_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_a_document_clears_its_diagnostics() {
     let (workspace, host) = emoji_workspace();
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, EMOJI_LINE);
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
     assert_eq!(
         client.published(&uri).await["diagnostics"]
             .as_array()
@@ -299,10 +269,8 @@ async fn closing_a_document_clears_its_diagnostics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pulling_client_gets_the_published_set_and_unchanged_when_it_has_it() {
     let (workspace, host) = emoji_workspace();
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), rich_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, EMOJI_LINE);
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
     client.published(&uri).await;
     let params = json!({"textDocument": {"uri": uri}});
     let full = client.request("textDocument/diagnostic", params).await["result"].clone();
@@ -320,10 +288,8 @@ async fn host_progress_becomes_work_done_progress_for_a_client_that_shows_it() {
     let (workspace, host) = emoji_workspace();
     let report = json!({"kind": "report", "percentage": 50, "message": "half way"});
     host.plan(Answer::WithProgress(vec![report], clean()));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), rich_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, EMOJI_LINE);
+    let (mut client, _uri) =
+        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
     let create = client
         .wait_for(|m| m["method"] == "window/workDoneProgress/create")
         .await;
@@ -345,8 +311,7 @@ async fn a_flood_of_host_progress_reaches_a_slow_client_as_the_latest_report_onl
         .map(|i| json!({"kind": "report", "percentage": i / 50, "message": format!("step {i}")}))
         .collect();
     host.plan(Answer::WithProgress(flood, clean()));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), rich_client()).await;
+    let mut client = TestClient::initialized(&host, &workspace, rich_client()).await;
     // The client takes its time to create the progress: meanwhile the host's flood is over.
     let release = client.hold("window/workDoneProgress/create");
     let uri = workspace.uri("src/api.ts");
@@ -395,10 +360,8 @@ async fn a_pull_answered_before_the_host_did_is_followed_by_a_refresh() {
     let (release, held) = oneshot::channel();
     let finding = finding("src/api.ts", (0, 8), (0, 11), "lattice/secrets");
     host.plan(Answer::Held(held, decision(vec![finding])));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), rich_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, EMOJI_LINE);
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
     host.wait_evaluations(1).await;
     let params = json!({"textDocument": {"uri": uri}});
     let early = client
@@ -430,8 +393,7 @@ async fn a_document_left_out_of_the_changeset_says_it_was_not_checked() {
         .unwrap();
     assert!(made.success(), "mkfifo");
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
+    let mut client = TestClient::initialized(&host, &workspace, plain_client()).await;
     let uri = workspace.uri("src/pipe");
     client.open(&uri, 1, "text\n");
     let published = client.published(&uri).await;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::host::{Answer, TestHost};
 use crate::support::{
-    TestClient, Workspace, clean, decision, finding, fixture, plain_client, rich_client,
+    TestClient, Workspace, clean, denies_in_api_ts, fixture, plain_client, rich_client,
 };
 
 fn is_notice(diagnostic: &Value, code: &str) -> bool {
@@ -37,16 +37,9 @@ async fn published_once_each(client: &mut TestClient, uris: &[&String]) -> Vec<V
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_crash_shows_a_notice_and_a_message_then_the_findings_come_back() {
     let workspace = Workspace::new(&[("src/api.ts", "key = 1\n")]);
-    let host = TestHost::new(decision(vec![finding(
-        "src/api.ts",
-        (0, 0),
-        (0, 3),
-        "x/key",
-    )]));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), rich_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, "key = 1\n");
+    let host = TestHost::new(denies_in_api_ts((0, 0), (0, 3), "x/key"));
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
     assert_eq!(
         client.published(&uri).await["diagnostics"][0]["code"],
         "x/key"
@@ -106,8 +99,7 @@ async fn an_outage_is_told_once_however_many_documents_it_hits() {
     let workspace = Workspace::new(&[("a.ts", "a\n"), ("b.ts", "b\n")]);
     let host = TestHost::new(clean());
     host.set_down(true);
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
+    let mut client = TestClient::initialized(&host, &workspace, plain_client()).await;
     let (a, b) = (workspace.uri("a.ts"), workspace.uri("b.ts"));
     client.open(&a, 1, "a\n");
     client.open(&b, 1, "b\n");
@@ -147,10 +139,8 @@ async fn an_indeterminate_decision_is_shown_as_incomplete_never_as_clean() {
     let host = TestHost::new(fixture(
         "outer/evaluate.indeterminate.missing-provider.json",
     ));
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("src/api.ts");
-    client.open(&uri, 1, "x\n");
+    let (mut client, uri) =
+        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
     let published = client.published(&uri).await;
     let diagnostics = published["diagnostics"].as_array().unwrap();
     assert_eq!(diagnostics.len(), 1, "{published}");

@@ -10,10 +10,7 @@ use crate::support::{TestClient, Workspace, clean, plain_client};
 async fn exit_ends_the_server_while_the_client_keeps_its_output_open_and_the_host_is_shut_down() {
     let workspace = Workspace::new(&[("a.ts", "a\n")]);
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
-    let uri = workspace.uri("a.ts");
-    client.open(&uri, 1, "a\n");
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), "a.ts").await;
     client.published(&uri).await;
     let outcome = client.stop().await;
     assert!(outcome.shutdown_requested);
@@ -25,8 +22,7 @@ async fn exit_ends_the_server_while_the_client_keeps_its_output_open_and_the_hos
 async fn exit_without_shutdown_asks_for_exit_status_1() {
     let workspace = Workspace::new(&[]);
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
+    let client = TestClient::initialized(&host, &workspace, plain_client()).await;
     client.notify("exit", Value::Null);
     let outcome = client.finished().await;
     assert_eq!(outcome.exit_code(), 1);
@@ -51,8 +47,7 @@ async fn input_that_ends_before_initialize_asks_for_exit_status_1() {
 async fn requests_after_shutdown_are_refused() {
     let workspace = Workspace::new(&[]);
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
+    let mut client = TestClient::initialized(&host, &workspace, plain_client()).await;
     client.request("shutdown", Value::Null).await;
     let refused = client
         .request(
@@ -72,8 +67,7 @@ async fn documents_outside_the_workspace_are_never_sent_to_the_host() {
     std::fs::write(elsewhere.path().join("secret.ts"), "x\n").unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), workspace.root().join("link")).unwrap();
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
+    let mut client = TestClient::initialized(&host, &workspace, plain_client()).await;
     for outside in [
         "file:///etc/hostname".to_owned(),
         workspace.uri("link/secret.ts"),
@@ -105,8 +99,7 @@ async fn documents_outside_the_workspace_are_never_sent_to_the_host() {
 async fn malformed_messages_get_errors_and_the_server_keeps_serving() {
     let workspace = Workspace::new(&[]);
     let host = TestHost::new(clean());
-    let mut client = TestClient::start(&host);
-    client.initialize(&workspace.root(), plain_client()).await;
+    let mut client = TestClient::initialized(&host, &workspace, plain_client()).await;
 
     let bad_params = client
         .request("textDocument/diagnostic", json!({"textDocument": 5}))

@@ -43,6 +43,11 @@ pub(crate) fn decision(findings: Vec<Value>) -> Value {
     decision
 }
 
+/// A deny decision with one finding, `code`, on `src/api.ts` from `start` to `end`.
+pub(crate) fn denies_in_api_ts(start: (u32, u32), end: (u32, u32), code: &str) -> Value {
+    decision(vec![finding("src/api.ts", start, end, code)])
+}
+
 /// An allow decision with whole coverage: nothing to show.
 pub(crate) fn clean() -> Value {
     fixture("core/evaluate.allow.json")
@@ -95,6 +100,32 @@ impl TestClient {
         let mut options = Options::new(host.factory());
         options.debounce = Duration::ZERO;
         TestClient::with_options(options)
+    }
+
+    /// [`TestClient::start`], then `initialize` at the workspace's root with `capabilities`.
+    pub(crate) async fn initialized(
+        host: &TestHost,
+        workspace: &Workspace,
+        capabilities: Value,
+    ) -> TestClient {
+        let mut client = TestClient::start(host);
+        client.initialize(&workspace.root(), capabilities).await;
+        client
+    }
+
+    /// [`TestClient::initialized`] with the workspace file `path` open (version 1, its text on
+    /// disk): the client and the document's URI.
+    pub(crate) async fn opened(
+        host: &TestHost,
+        workspace: &Workspace,
+        capabilities: Value,
+        path: &str,
+    ) -> (TestClient, String) {
+        let client = TestClient::initialized(host, workspace, capabilities).await;
+        let uri = workspace.uri(path);
+        let text = std::fs::read_to_string(workspace.root().join(path)).expect("a workspace file");
+        client.open(&uri, 1, &text);
+        (client, uri)
     }
 
     pub(crate) fn with_options(options: Options) -> TestClient {
