@@ -88,19 +88,26 @@ fn refuse_forms(raw: &str) -> Result<(), &'static str> {
     if raw.chars().any(|c| c.is_control() || text::is_hidden(c)) {
         return Err("it contains control or invisible characters");
     }
-    if raw.contains('\\') {
-        return Err("backslashes (Windows or UNC forms) are not allowed; use `/`");
-    }
-    let bytes = raw.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-        return Err("drive letters are not allowed");
-    }
+    refuse_windows_forms(raw)?;
     if raw.starts_with(':') {
         return Err("git pathspec magic (a leading `:`) is not a path");
     }
     let lower = raw.to_ascii_lowercase();
     if ["%2e", "%2f", "%5c"].iter().any(|e| lower.contains(e)) {
         return Err("percent-encoded dots and slashes are not allowed");
+    }
+    Ok(())
+}
+
+/// Windows forms, refused in client and host paths alike: backslashes (UNC paths among them) and
+/// drive letters.
+fn refuse_windows_forms(path: &str) -> Result<(), &'static str> {
+    if path.contains('\\') {
+        return Err("backslashes (Windows or UNC forms) are not allowed; use `/`");
+    }
+    let bytes = path.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err("drive letters are not allowed");
     }
     Ok(())
 }
@@ -151,13 +158,7 @@ pub fn host_path(root: Option<&Path>, raw: &str) -> Result<String, &'static str>
     if path.chars().any(|c| c.is_control()) {
         return Err("it contains NUL or control characters");
     }
-    if path.contains('\\') {
-        return Err("backslashes (Windows or UNC forms) are not allowed");
-    }
-    let bytes = path.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-        return Err("drive letters are not allowed");
-    }
+    refuse_windows_forms(path)?;
     let absolute = path.starts_with('/');
     let mut parts = Vec::new();
     for part in path.split('/') {

@@ -84,34 +84,21 @@ async fn list_tree_without_paths_lists_every_baseline_file_and_a_folder_path_lis
     let repo = Repo::new(&FILES);
     let workspace = Arc::new(Workspace::open(repo.path()).unwrap());
     let (scope, _guard, baseline) = opened(&workspace);
-    let paths = |answer: &Value| -> Vec<String> {
-        answer["entries"]
+    let sorted_paths = async |params: Value| {
+        let answer = list_tree(&scope, &workspace, params).await.unwrap();
+        let mut paths: Vec<String> = answer["entries"]
             .as_array()
             .unwrap()
             .iter()
             .map(|e| e["path"].as_str().unwrap().to_owned())
-            .collect()
+            .collect();
+        paths.sort();
+        paths
     };
-    let all = list_tree(
-        &scope,
-        &workspace,
-        json!({"baseline": baseline.value, "globs": ["**/*"]}),
-    )
-    .await
-    .unwrap();
     let mut expected: Vec<String> = FILES.iter().map(|(p, _)| (*p).to_owned()).collect();
     expected.sort();
-    let mut listed = paths(&all);
-    listed.sort();
-    assert_eq!(listed, expected);
-    let src = list_tree(
-        &scope,
-        &workspace,
-        json!({"baseline": baseline.value, "paths": ["src"]}),
-    )
-    .await
-    .unwrap();
-    let mut listed = paths(&src);
-    listed.sort();
-    assert_eq!(listed, ["src/index.ts", "src/math.ts"]);
+    let all = json!({"baseline": baseline.value, "globs": ["**/*"]});
+    assert_eq!(sorted_paths(all).await, expected);
+    let src = json!({"baseline": baseline.value, "paths": ["src"]});
+    assert_eq!(sorted_paths(src).await, ["src/index.ts", "src/math.ts"]);
 }
