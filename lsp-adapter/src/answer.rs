@@ -2,12 +2,15 @@
 //!
 //! An evaluation is shown in one document, but the host's answer may hold findings for many files
 //! (thousands on a large repository): decoding all of them into typed findings cost more than
-//! everything else the language server does with the answer. [`Answer`] keeps the answer's text and
-//! decodes everything but the findings, which are only located (a scan, no allocation per finding);
-//! [`Answer::at`] then decodes the findings of one document, and just counts the others.
+//! everything else the language server does with the answer. [`Answer`] decodes everything but the
+//! findings, which it keeps raw, one slice each (one scan, no decode); [`Answer::at`] then decodes
+//! the findings of one document and just counts the others. Whether a finding is the document's
+//! is read from its path first (a probe that decodes nothing else), except right after a finding
+//! that was the document's: findings come grouped by file, so the next one is decoded whole at once
+//! and the probe is skipped, which keeps an answer whose findings are all in the document at one
+//! decode per finding.
 
 use std::borrow::Cow;
-use std::ops::Range;
 
 use bridge_core::proto::{Decision, DecisionKind, Finding};
 use serde::Deserialize;
@@ -20,11 +23,10 @@ const METHOD: &str = "host/evaluateChangeset";
 /// A `host/evaluateChangeset` result whose findings are still raw.
 #[derive(Debug)]
 pub(crate) struct Answer {
-    text: Box<RawValue>,
     /// The decision without its findings.
     head: Decision,
-    /// Where each finding is in `text`.
-    findings: Vec<Range<usize>>,
+    /// Each finding's text, in the host's order.
+    findings: Vec<Box<RawValue>>,
 }
 
 /// The decision as one document shows it: its findings located there, decoded, in the host's order.
@@ -78,47 +80,6 @@ pub(crate) fn same_path(host: &str, document: &str) -> bool {
 }
 
 impl Answer {
-    /// Reads `text`, a decision: everything but the findings, which are only located.
-    pub(crate) fn parse(text: Box<RawValue>) -> serde_json::Result<Answer> {
-        let base = text.get().as_ptr() as usize;
-        let fields: Fields<'_> = serde_json::from_str(text.get())?;
-        let mut head = String::with_capacity(fields.head_len + 2);
-        head.push('{');
-        let mut findings_text = None;
-        for (key, value) in &fields.pairs {
-            if key == "findings" {
-                if findings_text.replace(*value).is_some() {
-                    return Err(de::Error::duplicate_field("findings"));
-                }
-                continue;
-            }
-            if head.len() > 1 {
-                head.push(',');
-            }
-            head.push_str(&serde_json::to_string(key)?);
-            head.push(':');
-            head.push_str(value.get());
-        }
-        head.push('}');
-        let head: Decision = serde_json::from_str(&head)?;
-        let findings = match findings_text {
-            None => Vec::new(),
-            // Anything but an array (`null` too) is refused, as the typed decision refuses it.
-            Some(list) => serde_json::from_str::<Vec<&RawValue>>(list.get())?
-                .into_iter()
-                .map(|finding| {
-                    let at = finding.get().as_ptr() as usize - base;
-                    at..at + finding.get().len()
-                })
-                .collect(),
-        };
-        Ok(Answer {
-            text,
-            head,
-            findings,
-        })
-    }
-
     /// The decision as the document at `path` shows it: its findings decoded, the others counted.
     pub(crate) fn at(self, path: &str) -> bridge_core::Result<Checked> {
         let malformed = |e: serde_json::Error| bridge_core::Error::Malformed {
@@ -128,15 +89,30 @@ impl Answer {
         };
         let mut decision = self.head;
         let mut elsewhere = 0;
-        for range in &self.findings {
-            let text = &self.text.get()[range.clone()];
-            let probe: Probe<'_> = serde_json::from_str(text).map_err(malformed)?;
-            if shown_in(&probe.diagnostic.location.path, path) {
-                decision
-                    .findings
-                    .push(serde_json::from_str::<Finding>(text).map_err(malformed)?);
+        // Whether the finding before was the document's: then this one likely is too.
+        let mut after_shown = false;
+        for finding in &self.findings {
+            let text = finding.get();
+            let shown = if after_shown {
+                match serde_json::from_str::<Finding>(text) {
+                    Ok(finding) => {
+                        shown_in(&finding.diagnostic.location.path, path).then_some(finding)
+                    }
+                    // Malformed: refused if it is the document's, counted if it is not (as below).
+                    Err(error) => match probe(text, path).map_err(malformed)? {
+                        true => return Err(malformed(error)),
+                        false => None,
+                    },
+                }
+            } else if probe(text, path).map_err(malformed)? {
+                Some(serde_json::from_str::<Finding>(text).map_err(malformed)?)
             } else {
-                elsewhere += 1;
+                None
+            };
+            after_shown = shown.is_some();
+            match shown {
+                Some(finding) => decision.findings.push(finding),
+                None => elsewhere += 1,
             }
         }
         Ok(Checked {
@@ -147,44 +123,54 @@ impl Answer {
     }
 }
 
+/// Whether the finding `text` is shown in the document at `path`, reading only its path.
+fn probe(text: &str, path: &str) -> serde_json::Result<bool> {
+    let probe: Probe<'_> = serde_json::from_str(text)?;
+    Ok(shown_in(&probe.diagnostic.location.path, path))
+}
+
 impl<'de> Deserialize<'de> for Answer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Answer, D::Error> {
-        let text = Box::<RawValue>::deserialize(deserializer)?;
-        Answer::parse(text).map_err(de::Error::custom)
-    }
-}
-
-/// The top-level fields of the answer, each value raw, in order (duplicates kept, so the typed
-/// decode of the head still refuses them).
-struct Fields<'a> {
-    pairs: Vec<(Cow<'a, str>, &'a RawValue)>,
-    head_len: usize,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Fields<'a>, D::Error> {
-        struct Pairs;
-        impl<'de> Visitor<'de> for Pairs {
-            type Value = Fields<'de>;
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = Answer;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a decision object")
             }
 
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Fields<'de>, M::Error> {
-                let mut pairs = Vec::new();
-                let mut head_len = 0;
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Answer, M::Error> {
+                // The head is rebuilt as text from the fields in order (duplicates kept, so its
+                // typed decode still refuses them) and decoded as a decision without findings.
+                let mut head = String::from("{");
+                let mut findings = None;
                 while let Some(key) = map.next_key::<Key<'de>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    if key.0 != "findings" {
-                        head_len += key.0.len() + value.get().len() + 4;
+                    if key.0 == "findings" {
+                        // Anything but an array (`null` too) is refused, as the typed decision
+                        // refuses it.
+                        let list: Vec<Box<RawValue>> = map.next_value()?;
+                        if findings.replace(list).is_some() {
+                            return Err(de::Error::duplicate_field("findings"));
+                        }
+                        continue;
                     }
-                    pairs.push((key.0, value));
+                    let value: Box<RawValue> = map.next_value()?;
+                    if head.len() > 1 {
+                        head.push(',');
+                    }
+                    head.push_str(&serde_json::to_string(&key.0).map_err(de::Error::custom)?);
+                    head.push(':');
+                    head.push_str(value.get());
                 }
-                Ok(Fields { pairs, head_len })
+                head.push('}');
+                let head: Decision = serde_json::from_str(&head).map_err(de::Error::custom)?;
+                Ok(Answer {
+                    head,
+                    findings: findings.unwrap_or_default(),
+                })
             }
         }
-        deserializer.deserialize_map(Pairs)
+        deserializer.deserialize_map(Fields)
     }
 }
 
@@ -322,6 +308,30 @@ mod tests {
             {"location": {"path": "src/api.ts"}, "message": 5}}]});
         let error = answer(&broken).unwrap().at("src/api.ts").unwrap_err();
         assert!(error.to_string().contains("malformed"), "{error}");
+    }
+
+    #[test]
+    fn a_malformed_finding_is_refused_only_in_its_own_document_wherever_it_comes() {
+        let good = |path: &str, fingerprint: &str| json!({"diagnostic": {"location": {"path": path}, "fingerprint": fingerprint}});
+        let bad = |path: &str| json!({"diagnostic": {"location": {"path": path}, "message": 5}});
+        // After a finding of the document (decoded whole at once) and after one of another file
+        // (probed first): the same outcome.
+        for first in ["src/api.ts", "src/other.ts"] {
+            let value = json!({"decision": "deny", "findings": [
+                good(first, "a"), bad("src/other.ts"), good("src/api.ts", "b")]});
+            let checked = answer(&value).unwrap().at("src/api.ts").unwrap();
+            let expected: &[&str] = if first == "src/api.ts" {
+                &["a", "b"]
+            } else {
+                &["b"]
+            };
+            assert_eq!(fingerprints(&checked), expected, "after {first}");
+            assert_eq!(checked.elsewhere, 3 - expected.len(), "after {first}");
+            let value = json!({"decision": "deny", "findings": [
+                good(first, "a"), bad("src/api.ts")]});
+            let error = answer(&value).unwrap().at("src/api.ts").unwrap_err();
+            assert!(error.to_string().contains("malformed"), "{error}");
+        }
     }
 
     #[test]
