@@ -384,6 +384,14 @@ mod tests {
         ])
     }
 
+    /// The changeset of [`repo`] with `edited.txt` edited, limited to `paths`.
+    fn edited_within(paths: &[&str]) -> ChangeSet {
+        let dir = repo();
+        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
+        let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
+        changes(dir.path(), &json!({"rev": "x"}), Some(&paths)).unwrap()
+    }
+
     #[test]
     fn blob_ids_are_sha256_of_raw_bytes() {
         assert_eq!(
@@ -436,12 +444,9 @@ mod tests {
             ]
         );
         let edited = &set.changes[0];
-        assert_eq!(edited.before.as_deref(), Some(blob_id(b"old\n").as_str()));
-        assert_eq!(edited.after.as_deref(), Some(blob_id(b"new\n").as_str()));
-        assert_eq!(
-            set.changes[2].before.as_deref(),
-            Some(blob_id(b"bye\n").as_str())
-        );
+        assert_eq!(edited.before, Some(blob_id(b"old\n")));
+        assert_eq!(edited.after, Some(blob_id(b"new\n")));
+        assert_eq!(set.changes[2].before, Some(blob_id(b"bye\n")));
         assert_eq!(set.changes[2].after, None);
     }
 
@@ -457,19 +462,12 @@ mod tests {
             1,
             "committed change since the baseline commit is included"
         );
-        assert_eq!(
-            set.changes[0].before.as_deref(),
-            Some(blob_id(b"old\n").as_str())
-        );
+        assert_eq!(set.changes[0].before, Some(blob_id(b"old\n")));
     }
 
     #[test]
     fn paths_limit_the_changeset_and_nothing_changed_is_empty() {
-        let dir = repo();
-        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-        let only = ["kept.txt".to_owned()];
-        let set = changes(dir.path(), &json!({"rev": "x"}), Some(&only)).unwrap();
-        assert!(set.changes.is_empty());
+        assert!(edited_within(&["kept.txt"]).changes.is_empty());
     }
 
     #[test]
@@ -484,20 +482,13 @@ mod tests {
         let set = changes(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
         let paths: Vec<_> = set.changes.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["inner.txt", "new.txt"]);
-        assert_eq!(
-            set.changes[0].before.as_deref(),
-            Some(blob_id(b"one\n").as_str())
-        );
+        assert_eq!(set.changes[0].before, Some(blob_id(b"one\n")));
     }
 
     #[test]
     fn paths_are_literal_not_globs() {
-        let dir = repo();
-        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-        let glob = ["*.txt".to_owned()];
-        let set = changes(dir.path(), &json!({"rev": "x"}), Some(&glob)).unwrap();
         assert!(
-            set.changes.is_empty(),
+            edited_within(&["*.txt"]).changes.is_empty(),
             "`*.txt` names a file called `*.txt`, not every text file"
         );
     }
@@ -570,14 +561,8 @@ mod tests {
         let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
         assert_eq!(set.changes.len(), 1);
         assert_eq!(set.changes[0].kind, ChangeKind::Modify);
-        assert_eq!(
-            set.changes[0].before.as_deref(),
-            Some(blob_id(b"old\n").as_str())
-        );
-        assert_eq!(
-            set.changes[0].after.as_deref(),
-            Some(blob_id(b"/dev/zero").as_str())
-        );
+        assert_eq!(set.changes[0].before, Some(blob_id(b"old\n")));
+        assert_eq!(set.changes[0].after, Some(blob_id(b"/dev/zero")));
     }
 
     #[test]

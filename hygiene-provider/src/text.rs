@@ -60,36 +60,22 @@ impl<'a> Text<'a> {
         let mut start = 0;
         let mut at = 0;
         while at < bytes.len() {
-            match bytes[at] {
-                b'\n' => {
-                    lines.push(Line {
-                        start,
-                        content_end: at,
-                        ending: Ending::Lf,
-                    });
+            let (ending, width) = match bytes[at] {
+                b'\n' => (Ending::Lf, 1),
+                b'\r' if bytes.get(at + 1) == Some(&b'\n') => (Ending::CrLf, 2),
+                b'\r' => (Ending::Cr, 1),
+                _ => {
                     at += 1;
-                    start = at;
+                    continue;
                 }
-                b'\r' if bytes.get(at + 1) == Some(&b'\n') => {
-                    lines.push(Line {
-                        start,
-                        content_end: at,
-                        ending: Ending::CrLf,
-                    });
-                    at += 2;
-                    start = at;
-                }
-                b'\r' => {
-                    lines.push(Line {
-                        start,
-                        content_end: at,
-                        ending: Ending::Cr,
-                    });
-                    at += 1;
-                    start = at;
-                }
-                _ => at += 1,
-            }
+            };
+            lines.push(Line {
+                start,
+                content_end: at,
+                ending,
+            });
+            at += width;
+            start = at;
         }
         if start < bytes.len() {
             lines.push(Line {

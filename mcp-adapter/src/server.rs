@@ -135,37 +135,27 @@ where
     T: IntoTransport<RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let outcome = run(host.clone(), repo, budget_bytes, transport).await;
+    let session = async {
+        let repo = repo
+            .canonicalize()
+            .map_err(|e| Error::Input(format!("workspace root {}: {e}", repo.display())))?;
+        let server = AspServer::new(State::new(host.clone(), repo, budget_bytes.max(1024)));
+        let running = match server.serve(transport).await {
+            Ok(running) => running,
+            // The client went away before saying anything: nothing to serve.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(Error::Session(e.to_string())),
+        };
+        let quit = running
+            .waiting()
+            .await
+            .map_err(|e| Error::Session(e.to_string()))?;
+        tracing::debug!(?quit, "mcp session ended");
+        Ok(())
+    };
+    let outcome = session.await;
     host.shutdown().await;
     outcome
-}
-
-async fn run<T, E, A>(
-    host: Arc<dyn HostSource>,
-    repo: &Path,
-    budget_bytes: usize,
-    transport: T,
-) -> Result<(), Error>
-where
-    T: IntoTransport<RoleServer, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let repo = repo
-        .canonicalize()
-        .map_err(|e| Error::Input(format!("workspace root {}: {e}", repo.display())))?;
-    let server = AspServer::new(State::new(host, repo, budget_bytes.max(1024)));
-    let running = match server.serve(transport).await {
-        Ok(running) => running,
-        // The client went away before saying anything: nothing to serve.
-        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(e) => return Err(Error::Session(e.to_string())),
-    };
-    let quit = running
-        .waiting()
-        .await
-        .map_err(|e| Error::Session(e.to_string()))?;
-    tracing::debug!(?quit, "mcp session ended");
-    Ok(())
 }
 
 /// [`serve`] over stdin and stdout: nothing but MCP frames is written to stdout. When both are pipes

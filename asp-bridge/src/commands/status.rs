@@ -273,21 +273,22 @@ mod tests {
         s.servers[0].id = "x\ncoverage   complete\u{2028}".into();
         s.receipt.receipt_id = "r\n\u{1b}[1Aasp-bridge: ok".into();
         let text = human(&s, "0 file(s)");
+        let labels = [
+            "host",
+            "policy",
+            "server",
+            "call site",
+            "coverage",
+            "degraded",
+            "receipt",
+            "evaluate",
+            "note",
+        ];
         for line in text.lines() {
-            let label = &line[..11];
+            // Each line starts with one of the labels, padded to 11 columns.
+            let label = line[..11].trim_end();
             assert!(
-                [
-                    "host       ",
-                    "policy     ",
-                    "server     ",
-                    "call site  ",
-                    "coverage   ",
-                    "degraded   ",
-                    "receipt    ",
-                    "evaluate   ",
-                    "note       "
-                ]
-                .contains(&label),
+                labels.contains(&label),
                 "a line the bridge did not write: {line:?}"
             );
         }
