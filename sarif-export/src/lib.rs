@@ -153,6 +153,17 @@ pub mod fuzzing {
     }
 }
 
+/// Options with GitHub's limits changed by `change`, for the tests of the limits.
+#[cfg(test)]
+pub(crate) fn limited(change: impl FnOnce(&mut Limits)) -> Options {
+    let mut limits = Limits::GITHUB;
+    change(&mut limits);
+    Options {
+        limits,
+        ..Options::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,13 +231,7 @@ mod tests {
 
     #[test]
     fn a_log_over_the_gzip_limit_is_written_with_a_warning() {
-        let options = Options {
-            limits: Limits {
-                gzip_bytes: 2_000,
-                ..Limits::GITHUB
-            },
-            ..Options::default()
-        };
+        let options = crate::limited(|l| l.gzip_bytes = 2_000);
         let decision = decision(200);
         let (bytes, warnings) = warnings_of(&export(&decision, &options));
         assert!(bytes.ends_with(b"}\n"), "the log is still written whole");
@@ -289,13 +294,7 @@ mod tests {
         let decision: Decision =
             serde_json::from_value(serde_json::json!({"decision": "deny", "findings": findings}))
                 .unwrap();
-        let options = Options {
-            limits: Limits {
-                gzip_bytes: 5_000,
-                ..Limits::GITHUB
-            },
-            ..Options::default()
-        };
+        let options = crate::limited(|l| l.gzip_bytes = 5_000);
         let (bytes, warnings) = warnings_of(&export(&decision, &options));
         assert!(bytes.len() > 20_000, "{}", bytes.len());
         assert_eq!(warnings, Vec::<String>::new());

@@ -81,6 +81,12 @@ fn assert_failed<'a>(result: &'a Value, class: &str) -> &'a Value {
     body
 }
 
+/// The client goes away (closes stdin): the bridge exits 0 and leaves no process behind.
+pub(crate) fn close_cleanly(bridge: McpClient, scratch: &Scratch) {
+    assert_eq!(bridge.close().0, Some(0));
+    scratch.assert_no_orphans();
+}
+
 // ---- the bare client -------------------------------------------------------------------------------
 
 #[test]
@@ -133,8 +139,7 @@ fn mcp_survives_a_host_crash_and_the_next_call_works() {
     assert_cause_says(&body, "exited with status 3");
     assert_ok(&bridge.call("asp_status", json!({})));
     assert_ok(&bridge.call("asp_capabilities", json!({})));
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
     let handshakes = scratch.received("host/status").len();
     assert_eq!(
         handshakes, 4,
@@ -150,8 +155,7 @@ fn mcp_reports_a_hung_host_as_a_health_timeout() {
     let body = assert_failed(&bridge.call("asp_capabilities", json!({})), "health").clone();
     assert_cause_says(&body, "within 300 ms");
     assert_ok(&bridge.call("asp_status", json!({})));
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
 }
 
 #[test]
@@ -162,8 +166,7 @@ fn mcp_names_each_fail_class_of_a_refusing_host() {
         let mut bridge = start(&scratch, &host, &[], MODERN);
         let body = assert_failed(&bridge.call("asp_capabilities", json!({})), class).clone();
         assert_cause_says(&body, "fake host refuses");
-        assert_eq!(bridge.close().0, Some(0));
-        scratch.assert_no_orphans();
+        close_cleanly(bridge, &scratch);
     }
 }
 

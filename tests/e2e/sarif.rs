@@ -171,11 +171,10 @@ fn thirty_thousand_findings_respect_githubs_limits_with_a_notification() {
         .find(|n| n["descriptor"]["id"] == "asp-bridge/results-limit")
         .expect("a notification, never a silent cut");
     assert_eq!(note["properties"]["omitted"], 5_000);
+    let text = note["message"]["text"].as_str().unwrap();
     assert!(
-        note["message"]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("5000 of 30000 findings were left out")
+        text.starts_with("5000 of 30000 findings were left out"),
+        "{text}"
     );
     assert_eq!(run_json["properties"]["findings"], 30_000);
     assert_eq!(run_json["properties"]["omittedFindings"], 5_000);

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, evaluate_once,
-    provider_state, reasons, repo, valid,
+    provider_state, reasons, repo, valid, well_host,
 };
 
 /// A repository policy whose one requirement, `checks`, pins provider `pin_id` (its identity and
@@ -62,8 +62,7 @@ fn under_policy(policy: &Value, text: &str) -> (Repo, Config, Host) {
 
 #[tokio::test]
 async fn core_host_status() {
-    let repo = repo();
-    let (_config, host) = Host::with_well_provider(repo.path());
+    let (_repo, _config, host) = well_host();
     let status = host.status().await;
     assert_eq!(status["host"]["outerProtocol"], "asp-outer/1.0");
     assert_eq!(status["host"]["state"], "ready", "{status:#}");
@@ -114,8 +113,7 @@ async fn core_host_status() {
 
 #[tokio::test]
 async fn core_host_capabilities() {
-    let repo = repo();
-    let (_config, host) = Host::with_well_provider(repo.path());
+    let (_repo, _config, host) = well_host();
     host.status().await;
     let caps = host.call("host/capabilities", json!({})).await.unwrap();
     valid("capabilitiesResult", &caps);
@@ -139,8 +137,7 @@ async fn core_host_capabilities() {
 
 #[tokio::test]
 async fn core_host_evaluate() {
-    let repo = repo();
-    let (_config, host) = Host::with_well_provider(repo.path());
+    let (repo, _config, host) = well_host();
 
     repo.write("a.txt", "clean change\n");
     let allow = host.evaluate("interactive").await;

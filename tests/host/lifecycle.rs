@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use crate::support::{ASP_BRIDGE, Config, Host, Provider, Repo, alive, reasons, repo, valid};
+use crate::support::{
+    ASP_BRIDGE, Config, Host, Provider, Repo, alive, reasons, repo, valid, well_host,
+};
 
 #[tokio::test]
 async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
@@ -36,8 +38,7 @@ async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
 
 #[tokio::test]
 async fn no_provider_outlives_the_host() {
-    let repo = repo();
-    let (config, host) = Host::with_well_provider(repo.path());
+    let (repo, config, host) = well_host();
     host.status().await;
     let pid = config.pid("fake").expect("the provider started");
     assert!(alive(pid));
@@ -60,8 +61,7 @@ async fn no_provider_outlives_the_host() {
 
 #[tokio::test]
 async fn shutdown_stops_the_providers_and_exit_ends_the_host() {
-    let repo = repo();
-    let (config, mut host) = Host::with_well_provider(repo.path());
+    let (_repo, config, mut host) = well_host();
     host.status().await;
     let pid = config.pid("fake").unwrap();
     assert_eq!(

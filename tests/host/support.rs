@@ -28,6 +28,13 @@ pub(crate) fn repo() -> Repo {
     Repo::new(&[("a.txt", "first\n")])
 }
 
+/// [`Host::with_well_provider`] on a fresh [`repo`]: the repository, the configuration, the host.
+pub(crate) fn well_host() -> (Repo, Config, Host) {
+    let repo = repo();
+    let (config, host) = Host::with_well_provider(repo.path());
+    (repo, config, host)
+}
+
 /// One `[[provider]]` entry naming the fake provider.
 pub(crate) struct Provider {
     pub(crate) id: &'static str,

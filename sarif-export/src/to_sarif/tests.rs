@@ -665,13 +665,7 @@ fn past_the_results_limit_the_most_severe_are_kept_and_a_notification_says_how_m
             )
         })
         .collect();
-    let options = Options {
-        limits: Limits {
-            results_per_run: 4,
-            ..Limits::GITHUB
-        },
-        ..Options::default()
-    };
+    let options = crate::limited(|l| l.results_per_run = 4);
     let decision = decision(Value::Array(findings));
     let export = export(&decision, &options);
     let log = export.to_json();
@@ -691,12 +685,8 @@ fn past_the_results_limit_the_most_severe_are_kept_and_a_notification_says_how_m
         "the three errors, then the first info, in host order"
     );
     let note = notification(&log, "asp-bridge/results-limit");
-    assert!(
-        note["message"]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("6 of 10 findings were left out")
-    );
+    let text = note["message"]["text"].as_str().unwrap();
+    assert!(text.starts_with("6 of 10 findings were left out"), "{text}");
     assert_eq!(note["properties"]["omitted"], 6);
     assert_eq!(run(&log)["properties"]["omittedFindings"], 6);
     assert_eq!(export.summary().omitted_results, 6);
@@ -715,13 +705,7 @@ fn past_the_extensions_limit_providers_are_left_out_with_a_notification() {
             f
         })
         .collect();
-    let options = Options {
-        limits: Limits {
-            extensions_per_run: 2,
-            ..Limits::GITHUB
-        },
-        ..Options::default()
-    };
+    let options = crate::limited(|l| l.extensions_per_run = 2);
     let decision = decision(Value::Array(findings));
     let log = export(&decision, &options).to_json();
     assert_eq!(run(&log)["tool"]["extensions"].as_array().unwrap().len(), 2);

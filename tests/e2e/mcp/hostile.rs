@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use test_support::mcp::{LEGACY, MODERN};
 
-use super::{assert_failed, assert_ok, fake, start, workspace};
+use super::{assert_failed, assert_ok, close_cleanly, fake, start, workspace};
 use crate::hostile::fixtures_with;
 use crate::support::{Scratch, host_command};
 
@@ -61,8 +61,7 @@ fn an_empty_object_or_array_is_no_answer_not_a_clean_empty_one() {
         assert_eq!(body["retryable"], false, "{tool}: {body:#}");
     }
     assert_ok(&bridge.call("asp_status", json!({})));
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
 }
 
 #[test]
@@ -133,8 +132,7 @@ fn host_paths_outside_the_workspace_are_flagged_not_relayed() {
     for text in [result.to_string(), inspected.to_string()] {
         assert!(!text.contains("etc/passwd"), "{text}");
     }
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
 }
 
 #[test]
@@ -175,8 +173,7 @@ fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
     .clone();
     let cause = body["cause"].as_str().unwrap();
     assert!(cause.contains("within 1000 ms"), "{cause}");
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
 }
 
 #[test]
@@ -197,8 +194,7 @@ fn argument_hints_follow_the_field() {
     .clone();
     let hint = body["hint"].as_str().unwrap();
     assert!(hint.contains("relative to the workspace root"), "{hint}");
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
 }
 
 #[test]
@@ -222,8 +218,7 @@ fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
         assert_eq!(error["error"]["code"], -32602, "{error}");
     }
     assert_ok(&bridge.call("asp_status", json!({})));
-    assert_eq!(bridge.close().0, Some(0));
-    scratch.assert_no_orphans();
+    close_cleanly(bridge, &scratch);
 }
 
 #[test]
