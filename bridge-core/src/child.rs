@@ -5,9 +5,10 @@
 //! is kept for error messages). Shutdown: a `shutdown` request (≤ 2 s), close stdin, wait until 2 s
 //! are over, SIGTERM the group, SIGKILL at 5 s; once the child is gone, whatever is left in its group
 //! (helpers it started) is killed too, however the child ended. Dropping a [`ChildPeer`] kills the
-//! group at once. On Linux the child also gets SIGKILL when the thread that spawned it dies (so a
-//! bridge killed with SIGKILL leaves no child); the child's own children are not covered by that:
-//! only an orderly end or a drop reaches them.
+//! group at once. If this process dies without doing any of that (SIGKILL included), the child's
+//! watcher (`child/watcher.rs`) kills the group: nothing the child started in its group outlives us.
+
+mod watcher;
 
 use std::borrow::Borrow;
 use std::collections::VecDeque;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use self::watcher::Watcher;
 use crate::error::{Error, ExitStatus, Result};
 use crate::peer::{CallOptions, ExitProbe, Handler, Peer, PeerConfig};
 
@@ -58,6 +60,8 @@ pub struct ChildPeer {
     child: Arc<tokio::sync::Mutex<Child>>,
     pid: Option<u32>,
     program: String,
+    /// Kills the group if this process dies first; disarmed once the group was ended here.
+    watcher: Arc<Watcher>,
     finished: bool,
 }
 
@@ -72,8 +76,7 @@ impl std::fmt::Debug for ChildPeer {
 
 impl ChildPeer {
     /// Spawns the child and connects a peer to its stdio; incoming requests go to `handler`. No
-    /// message is sent yet. Call it from a runtime worker thread (not `spawn_blocking`): on Linux the
-    /// child is killed when the spawning thread ends.
+    /// message is sent yet. Any thread of a runtime will do: nothing is tied to the spawning thread.
     pub fn spawn(
         spec: impl Borrow<ChildSpec>,
         config: PeerConfig,
@@ -89,12 +92,19 @@ impl ChildPeer {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        die_with_parent(&mut command);
+        let watcher = Watcher::start().map_err(|e| {
+            Error::Unavailable(format!(
+                "{}: could not start the process that watches it: {e}",
+                spec.program
+            ))
+        })?;
+        report_to(&mut command, &watcher);
         let mut child = command.spawn().map_err(|source| Error::Spawn {
             role: config.role,
             program: spec.program.clone(),
             source,
         })?;
+        let watcher = Arc::new(watcher);
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -107,7 +117,7 @@ impl ChildPeer {
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let drained = tokio::spawn(drain_stderr(stderr, tail.clone()));
         let child = Arc::new(tokio::sync::Mutex::new(child));
-        let probe = exit_probe(child.clone(), pid, drained, tail);
+        let probe = exit_probe(child.clone(), pid, watcher.clone(), drained, tail);
         let peer = Peer::connect(
             BufReader::with_capacity(READ_BUFFER, stdout),
             stdin,
@@ -121,6 +131,7 @@ impl ChildPeer {
             child,
             pid,
             program: spec.program.clone(),
+            watcher,
             finished: false,
         })
     }
@@ -161,6 +172,7 @@ impl ChildPeer {
         let status = self.escalate(started).await;
         // Whatever the child did, nothing it started outlives it.
         signal_group(self.pid, Signal::Kill);
+        self.watcher.disarm();
         self.finished = true;
         status
     }
@@ -201,6 +213,7 @@ impl Drop for ChildPeer {
             // `kill_on_drop` ends the child itself; this also ends whatever it started.
             signal_group(self.pid, Signal::Kill);
         }
+        self.watcher.disarm();
     }
 }
 
@@ -216,6 +229,7 @@ fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
 fn exit_probe(
     child: Arc<tokio::sync::Mutex<Child>>,
     pid: Option<u32>,
+    watcher: Arc<Watcher>,
     drained: tokio::task::JoinHandle<()>,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> ExitProbe {
@@ -231,8 +245,10 @@ fn exit_probe(
                 }
             };
             if status != ExitStatus::StillRunning {
-                // The child is gone: so is anything it left in its group.
+                // The child is gone: so is anything it left in its group. Its pid is free now: the
+                // watcher must not outlive this moment.
                 signal_group(pid, Signal::Kill);
+                watcher.disarm();
                 let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
             }
             let tail = tail
@@ -295,24 +311,14 @@ fn signal_group(pid: Option<u32>, signal: Signal) {
     }
 }
 
-/// On Linux, asks the kernel to SIGKILL the child when the spawning thread dies, so a parent killed
-/// with SIGKILL leaves no orphan (the child's own children are out of reach of this).
+/// Has the child report its pid to the watcher between its fork and its exec, before it runs any
+/// code of its own: from then on, our death ends its group.
 #[allow(unsafe_code)]
-fn die_with_parent(command: &mut Command) {
-    #[cfg(target_os = "linux")]
-    {
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: prctl and getppid are async-signal-safe; the closure allocates nothing.
-        unsafe {
-            command.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+fn report_to(command: &mut Command, watcher: &Watcher) {
+    let fd = watcher.report_fd();
+    // SAFETY: `report_pid` makes only async-signal-safe calls and allocates nothing; the descriptor
+    // stays open until the watcher is disarmed, which happens after the spawn.
+    unsafe {
+        command.pre_exec(move || watcher::report_pid(fd));
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = command;
 }

@@ -2,12 +2,12 @@
 //! warm, restarted after a crash with a growing delay, quarantined after repeated failures.
 //!
 //! Start: spawn (bridge-core's child process handling: own process group, stderr to tracing, fixed
-//! shutdown escalation, killed with the host), `initialize` with `protocolVersion: "asp/1.0"`, or
-//! `"asp/0.1"` through the compatibility layer ([`from_asp01`]) when the configuration says so (a
-//! contract refusal is `incompatible`, reason `skewed`), the result checked against
-//! `initialize.schema.json`, then `initialized` with the narrowed grant (requested ∩ configured read
-//! globs; write and network false). One evaluation runs at a time per provider, so the blobs it
-//! reads belong to exactly one request.
+//! shutdown escalation, the group killed with the host however the host ends), `initialize` with
+//! `protocolVersion: "asp/1.0"`, or `"asp/0.1"` through the compatibility layer ([`from_asp01`])
+//! when the configuration says so (a contract refusal is `incompatible`, reason `skewed`), the
+//! result checked against `initialize.schema.json`, then `initialized` with the narrowed grant
+//! (requested ∩ configured read globs; write and network false). One evaluation runs at a time per
+//! provider, so the blobs it reads belong to exactly one request.
 
 mod from_asp01;
 mod session;

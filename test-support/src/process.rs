@@ -41,3 +41,55 @@ pub fn wait_output(child: Child, limit: Duration) -> Output {
 fn kill(pid: u32) {
     let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
 }
+
+/// A FIFO that tells whether processes hold it open for writing, for tests that must know when a
+/// process has started and when it is gone without polling: a thread opens the read end (which waits
+/// for a first writer) and reads until every writer has closed it, which a process does when it ends.
+pub struct FifoWriters {
+    path: std::path::PathBuf,
+    opened: mpsc::Receiver<()>,
+    closed: mpsc::Receiver<()>,
+}
+
+impl FifoWriters {
+    /// Makes the FIFO at `path` and starts reading it.
+    pub fn new(path: &std::path::Path) -> FifoWriters {
+        let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+        assert!(made.success(), "mkfifo {}", path.display());
+        let (open, opened) = mpsc::channel();
+        let (close, closed) = mpsc::channel();
+        let reading = path.to_owned();
+        std::thread::spawn(move || {
+            let Ok(mut fifo) = std::fs::File::open(&reading) else {
+                return;
+            };
+            let _ = open.send(());
+            let _ = std::io::copy(&mut fifo, &mut std::io::sink());
+            let _ = close.send(());
+        });
+        FifoWriters {
+            path: path.to_owned(),
+            opened,
+            closed,
+        }
+    }
+
+    /// Waits until a process has opened it for writing; fails the test after `limit`.
+    pub fn wait_opened(&self, limit: Duration) {
+        assert!(
+            self.opened.recv_timeout(limit).is_ok(),
+            "no process opened {} within {limit:?}",
+            self.path.display()
+        );
+    }
+
+    /// Waits until every process that opened it has closed it (or ended); fails the test after
+    /// `limit`.
+    pub fn wait_closed(&self, limit: Duration) {
+        assert!(
+            self.closed.recv_timeout(limit).is_ok(),
+            "a process still holds {} open after {limit:?}",
+            self.path.display()
+        );
+    }
+}

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use test_support::process::FifoWriters;
+
 use crate::support::{Run, Scratch, assert_failed, fixtures, host_command, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -331,5 +333,30 @@ fn an_untracked_file_larger_than_the_memory_limit_is_hashed_as_it_streams() {
             .is_some_and(|id| id.starts_with("blob:sha256:")),
         "{change}"
     );
+    scratch.assert_no_orphans();
+}
+
+/// A SIGKILL of the bridge (no orderly end can run) still ends what the host started in its process
+/// group: the host is a script that starts a helper and never answers; the helper holds a FIFO open
+/// as long as it lives, so the test knows without polling when it has started and when it is gone.
+#[test]
+fn a_helper_the_host_started_does_not_outlive_a_sigkill_of_the_bridge() {
+    let scratch = Scratch::new();
+    let helper = FifoWriters::new(&scratch.path().join("helper"));
+    let script = fixtures().join("hostile/helper-then-silent.sh");
+    let host = format!("sh {} {}", script.display(), scratch.path().display());
+    let repo = scratch.path().to_str().unwrap();
+    // The host never answers: without the SIGKILL the bridge would wait for it for 10 minutes.
+    let args = ["status", "--repo", repo, "--host-command", &host];
+    let mut bridge = crate::support::bridge(args, scratch.path())
+        .args(["--timeout-ms", "600000"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    helper.wait_opened(LIMIT);
+    bridge.kill().unwrap();
+    bridge.wait().unwrap();
+    helper.wait_closed(LIMIT);
     scratch.assert_no_orphans();
 }

@@ -1,11 +1,17 @@
 //! The provider lifecycle and the host's own: the narrowed grant, warm processes, no orphan,
 //! shutdown and exit, refusals, repository policy and configuration errors.
 
+use std::time::Duration;
+
 use serde_json::json;
+use test_support::process::FifoWriters;
 
 use crate::support::{
-    ASP_BRIDGE, Config, Host, Provider, Repo, alive, reasons, repo, valid, well_host,
+    ASP_BRIDGE, Config, Host, Provider, Repo, alive, fake, reasons, repo, valid, well_host,
 };
+
+/// A deadline against a hang only.
+const LIMIT: Duration = Duration::from_secs(30);
 
 #[tokio::test]
 async fn the_initialized_grant_is_narrowed_to_the_configured_globs() {
@@ -217,4 +223,36 @@ async fn the_configuration_comes_from_asp_bridge_config_or_the_xdg_location() {
         servers[0]
     );
     host.finish().await;
+}
+
+#[tokio::test]
+async fn a_helper_a_provider_started_does_not_outlive_a_sigkill_of_the_host() {
+    let repo = repo();
+    let dir = tempfile::tempdir().unwrap();
+    // The helper holds this FIFO open as long as it lives: the test knows without polling when it
+    // has started and when it is gone.
+    let fifo = dir.path().join("helper");
+    let helper = FifoWriters::new(&fifo);
+    let mut provider = Provider::fake("none");
+    let script = r#"sleep 600 >"$0" & exec "$@""#;
+    provider.command = Some(vec![
+        "sh".into(),
+        "-c".into(),
+        script.into(),
+        fifo.to_string_lossy().into_owned(),
+        fake().into(),
+    ]);
+    let config = Config::new(&[provider]);
+    let mut host = Host::start(repo.path(), &config);
+    let wait = |f: fn(&FifoWriters, Duration), helper| {
+        tokio::task::spawn_blocking(move || {
+            f(&helper, LIMIT);
+            helper
+        })
+    };
+    let helper = wait(FifoWriters::wait_opened, helper).await.unwrap();
+    // No orderly end runs: the provider's group is ended all the same.
+    host.child.start_kill().unwrap();
+    host.child.wait().await.unwrap();
+    wait(FifoWriters::wait_closed, helper).await.unwrap();
 }
