@@ -29,6 +29,8 @@ enum Fault {
     Hang,
     /// Never answers `initialize`.
     HangOnInitialize,
+    /// Never answers `shutdown`.
+    HangOnShutdown,
     /// An assessment without `validAsOf`.
     Malformed,
     /// `decision: "allow"` at the top of the assessment.
@@ -104,6 +106,9 @@ impl Handler for Served {
             let answer = match request.method.as_str() {
                 "initialize" => initialize(&fake).await?,
                 "check/evaluate" => evaluate(&fake, &request, params).await?,
+                "shutdown" if fake.args.fault == Fault::HangOnShutdown => {
+                    std::future::pending().await
+                }
                 "shutdown" => Value::Null,
                 other => return Err(method_not_found(other)),
             };

@@ -1,9 +1,10 @@
 //! The provider lifecycle and the host's own: the narrowed grant, warm processes, no orphan,
 //! shutdown and exit, refusals, repository policy and configuration errors.
 
+use std::path::Path;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use test_support::process::FifoWriters;
 
 use crate::support::{
@@ -255,4 +256,92 @@ async fn a_helper_a_provider_started_does_not_outlive_a_sigkill_of_the_host() {
     host.child.start_kill().unwrap();
     host.child.wait().await.unwrap();
     wait(FifoWriters::wait_closed, helper).await.unwrap();
+}
+
+/// A SIGTERM while the providers are being stopped ends the stop at once, killing them, instead of
+/// waiting for the stop's bound. The host runs in this process so that the clock can be paused once
+/// the provider holds its answer to `shutdown`: a paused clock only moves when nothing else can run,
+/// so a host that ends on the signal ends before a 1 ms deadline, and one that waits for any timer
+/// (the stop's bound) does not.
+#[tokio::test]
+async fn a_sigterm_while_the_providers_stop_ends_the_stop_at_once() {
+    let repo = repo();
+    let config = Config::new(&[Provider::fake("hang-on-shutdown")]);
+    let mut events = follow(&config.dir.path().join("fake.jsonl"));
+    let (outer, inner) = tokio::io::duplex(64 * 1024);
+    let (reader, writer) = tokio::io::split(inner);
+    let options = core_host::Options {
+        repo: repo.path().to_path_buf(),
+        config: Some(config.file()),
+        hygiene_command: Vec::new(),
+    };
+    let serve = core_host::serve(reader, writer, options);
+    tokio::pin!(serve);
+    let mut outer = Some(outer);
+    for wanted in ["initialized", "shutdown"] {
+        if wanted == "shutdown" {
+            // The outer seam ends: the host stops its providers.
+            drop(outer.take());
+        }
+        let seen = tokio::time::timeout(LIMIT, async {
+            loop {
+                tokio::select! {
+                    event = events.recv() => {
+                        if event.expect("the provider ended early")["event"] == wanted {
+                            return;
+                        }
+                    }
+                    ended = &mut serve => panic!("the host ended before {wanted}: {ended:?}"),
+                }
+            }
+        });
+        seen.await
+            .unwrap_or_else(|_| panic!("the provider never recorded {wanted}"));
+    }
+    tokio::time::pause();
+    // SAFETY: raise(3) runs the handler (the runtime's, since `serve` listens for SIGTERM) on this
+    // thread before it returns.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::raise(libc::SIGTERM);
+    }
+    let ended = tokio::time::timeout(Duration::from_millis(1), &mut serve).await;
+    tokio::time::resume();
+    assert!(
+        matches!(ended, Ok(Ok(()))),
+        "the host waited for a timer after SIGTERM: {ended:?}"
+    );
+    // The provider got nothing more (no `exit`: the orderly stop did not go on) and is gone: it
+    // holds its record open until it ends.
+    let mut after = Vec::new();
+    while let Some(event) = tokio::time::timeout(LIMIT, events.recv())
+        .await
+        .expect("the provider still runs")
+    {
+        after.push(event);
+    }
+    assert_eq!(after, Vec::<Value>::new());
+}
+
+/// The provider's record, made a FIFO: each event as it is written, until the provider is gone.
+fn follow(record: &Path) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
+    let made = std::process::Command::new("mkfifo")
+        .arg(record)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+    let record = record.to_owned();
+    std::thread::spawn(move || {
+        let Ok(fifo) = std::fs::File::open(&record) else {
+            return;
+        };
+        for line in std::io::BufRead::lines(std::io::BufReader::new(fifo)) {
+            let Ok(line) = line else { return };
+            if send.send(serde_json::from_str(&line).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    receive
 }
