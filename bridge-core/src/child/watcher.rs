@@ -145,6 +145,9 @@ fn watch(read: RawFd, descriptors: libc::c_uint) -> ! {
     // SAFETY: each call below is async-signal-safe and touches only this process and its stack.
     unsafe {
         libc::setpgid(0, 0);
+        // Its command line is ours; the name `ps -o comm` and `top` show says what it is.
+        #[cfg(target_os = "linux")]
+        libc::prctl(libc::PR_SET_NAME, c"asp-watcher".as_ptr());
         // The pipe becomes stdin; everything else is closed (the child's pipes, our stdio).
         if libc::dup2(read, 0) != 0 {
             libc::_exit(1);
@@ -274,6 +277,13 @@ mod tests {
         // What our death does: every copy of the write end closed, no `D` written.
         drop(watcher.arm.lock().unwrap().take());
         assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+        // Named before it killed (it is not reaped yet: it is our child).
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            std::fs::read_to_string(format!("/proc/{}/comm", watcher.pid)).ok(),
+            Some("asp-watcher\n".to_owned()),
+            "the watcher's name"
+        );
         // A deadline against a hang only: the helper would otherwise live 600 s.
         assert!(
             ended.recv_timeout(Duration::from_secs(60)).is_ok(),
