@@ -120,12 +120,7 @@ async fn tools_list_is_the_same_in_both_eras_and_matches_the_snapshot_and_schema
     }
     assert_eq!(lists[0], lists[1], "both eras list the same tools");
     let mut listed = lists.remove(0);
-    let names: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = test_support::strs(&listed, "name");
     assert_eq!(names, TOOLS, "five tools, in a deterministic order");
     assert_eq!(mcp_adapter::TOOL_NAMES, TOOLS);
 
@@ -255,23 +250,13 @@ async fn status_shows_the_host_call_sites_and_canonical_capability_names() {
     assert_eq!(body["host"]["state"], "ready");
     assert_eq!(body["host"]["outerProtocol"], "asp-outer/1.0");
     assert_eq!(body["receiptId"], "status-2026-06-22T20:00:00Z");
-    let sites: Vec<&str> = body["callSites"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["callSite"].as_str().unwrap())
-        .collect();
+    let sites = test_support::strs(&body["callSites"], "callSite");
     assert_eq!(sites, ["interactive", "gate", "sweep"]);
     assert_eq!(
         body["callSites"][1]["requiredProviders"],
         json!(["lattice"])
     );
-    let families: Vec<&str> = body["capabilities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["capability"].as_str().unwrap())
-        .collect();
+    let families = test_support::strs(&body["capabilities"], "capability");
     assert_eq!(families, ["inspect", "check", "edit"]);
     assert_eq!(body["capabilities"][0]["legacyAliases"], json!(["sense"]));
     assert_eq!(body["adapter"]["mode"], "inspect-status-only");

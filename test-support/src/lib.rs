@@ -39,6 +39,18 @@ pub fn fixture(name: &str) -> Value {
     value["result"].take()
 }
 
+/// The string `key` of each element of the JSON array `array`; fails the test on anything else.
+pub fn strs<'a>(array: &'a Value, key: &str) -> Vec<&'a str> {
+    let elements = array
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {array:#}"));
+    let field = |e: &'a Value| e[key].as_str();
+    let strs = elements
+        .iter()
+        .map(|e| field(e).unwrap_or_else(|| panic!("no {key}: {e:#}")));
+    strs.collect()
+}
+
 /// A temporary directory holding `files` (`(path, text)`, parents created), and its canonical path:
 /// what code that confines paths to a root sees. The directory is removed when the first is dropped.
 pub fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {

@@ -355,12 +355,7 @@ fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
             "{era}: schema findings:\n{stderr}"
         );
         let listed: Value = serde_json::from_str(&stdout).expect("JSON");
-        let names: Vec<&str> = listed["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let names = test_support::strs(&listed["result"]["tools"], "name");
         assert_eq!(names, TOOLS);
         scratch.assert_no_orphans();
     }

@@ -91,12 +91,7 @@ fn sarif_has_opcores_type_errors_on_the_changed_file() {
         .map(|code| ((*code).into(), "src/index.ts".into(), "error".into()))
         .collect();
     assert_eq!(results(sarif_run), expected, "{sarif_run:#}");
-    let rules: Vec<&str> = sarif_run["tool"]["driver"]["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let rules = test_support::strs(&sarif_run["tool"]["driver"]["rules"], "id");
     assert_eq!(rules, TYPE_ERRORS, "opcore's rule ids are the catalogue");
     let coverage = &sarif_run["properties"]["coverage"];
     assert_eq!(coverage["ran"], json!(["opcore"]), "{coverage:#}");

@@ -73,12 +73,7 @@ fn ran(call_site: CallSite, role: Role, severity: &str) -> Value {
 }
 
 fn reasons(verdict: &Value) -> Vec<&str> {
-    verdict["coverage"]["degraded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["reason"].as_str().unwrap())
-        .collect()
+    test_support::strs(&verdict["coverage"]["degraded"], "reason")
 }
 
 #[test]

@@ -265,12 +265,7 @@ fn levels_map_error_warning_info_to_error_warning_note() {
         finding("r/x", "critical", "a.ts", 0),
     ]));
     let log = sarif(&d);
-    let levels: Vec<&str> = run(&log)["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["level"].as_str().unwrap())
-        .collect();
+    let levels = test_support::strs(&run(&log)["results"], "level");
     assert_eq!(levels, ["error", "warning", "note", "warning"]);
     assert_eq!(
         run(&log)["results"][3]["properties"]["severity"],

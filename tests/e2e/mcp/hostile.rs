@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use serde_json::{Value, json};
 
-use test_support::mcp::{LEGACY, MODERN};
+use test_support::mcp::{LEGACY, MODERN, assert_cause_says};
 
 use super::{assert_failed, assert_ok, close_cleanly, fake, start, workspace};
 use crate::hostile::fixtures_with;
@@ -143,8 +143,7 @@ fn a_host_that_is_not_installed_is_not_retryable_and_says_what_to_do() {
     for _ in 0..2 {
         let body = assert_failed(&bridge.call("asp_status", json!({})), "health").clone();
         assert_eq!(body["retryable"], false, "{body:#}");
-        let cause = body["cause"].as_str().unwrap();
-        assert!(cause.contains("could not start host"), "{cause}");
+        assert_cause_says(&body, "could not start host");
         let hint = body["hint"].as_str().unwrap();
         assert!(!hint.contains("retry shortly"), "{hint}");
         assert!(hint.contains("ASP_BRIDGE_HOST_COMMAND"), "{hint}");
@@ -171,8 +170,7 @@ fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
         "health",
     )
     .clone();
-    let cause = body["cause"].as_str().unwrap();
-    assert!(cause.contains("within 1000 ms"), "{cause}");
+    assert_cause_says(&body, "within 1000 ms");
     close_cleanly(bridge, &scratch);
 }
 
