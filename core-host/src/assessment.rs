@@ -55,14 +55,14 @@ pub(crate) struct Accepted {
 
 /// Checks one answer. `Ok` for every well-formed, fresh Assessment whatever its status (the
 /// caller maps non-complete statuses to degradation but may still show their diagnostics).
-pub(crate) fn accept(answer: &Value, expected: &Expected<'_>) -> Result<Accepted, Rejection> {
-    if let Some(path) = host_owned_field(answer, "") {
+pub(crate) fn accept(answer: Value, expected: &Expected<'_>) -> Result<Accepted, Rejection> {
+    if let Some(path) = host_owned_field(&answer, "") {
         return Err(Rejection {
             reason: "malformed",
             detail: format!("the assessment carries the host-owned field {path}"),
         });
     }
-    if let Err(e) = schema::check(Shape::Assessment, answer) {
+    if let Err(e) = schema::check(Shape::Assessment, &answer) {
         return Err(Rejection {
             reason: "malformed",
             detail: format!("the assessment does not match check-assessment.schema.json: {e}"),
@@ -89,7 +89,7 @@ pub(crate) fn accept(answer: &Value, expected: &Expected<'_>) -> Result<Accepted
     }
     Ok(Accepted {
         status: answer["status"].as_str().unwrap_or_default().to_owned(),
-        assessment: answer.clone(),
+        assessment: answer,
     })
 }
 
@@ -100,23 +100,36 @@ fn stale(detail: &str) -> Rejection {
     }
 }
 
-/// The JSON path of the first host-owned key anywhere in `value`.
+/// The JSON path of the first host-owned key anywhere in `value`, below the path `at`.
 pub(crate) fn host_owned_field(value: &Value, at: &str) -> Option<String> {
-    match value {
-        Value::Object(map) => map.iter().find_map(|(key, inner)| {
-            let path = format!("{at}/{key}");
-            if HOST_OWNED.contains(&key.as_str()) {
-                Some(path)
-            } else {
-                host_owned_field(inner, &path)
-            }
-        }),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, inner)| host_owned_field(inner, &format!("{at}/{i}"))),
-        _ => None,
+    // The path is built only for the key found, on the way back up.
+    fn find(value: &Value) -> Option<Vec<String>> {
+        match value {
+            Value::Object(map) => map.iter().find_map(|(key, inner)| {
+                if HOST_OWNED.contains(&key.as_str()) {
+                    Some(vec![key.clone()])
+                } else {
+                    find(inner).map(|mut path| {
+                        path.push(key.clone());
+                        path
+                    })
+                }
+            }),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, inner)| {
+                find(inner).map(|mut path| {
+                    path.push(i.to_string());
+                    path
+                })
+            }),
+            _ => None,
+        }
     }
+    let mut path = find(value)?;
+    path.reverse();
+    Some(
+        path.iter()
+            .fold(at.to_owned(), |out, segment| format!("{out}/{segment}")),
+    )
 }
 
 /// The degradation reason of a non-complete status.
@@ -159,7 +172,7 @@ mod tests {
         let baseline = json!({"rev": "git:tree:1"});
         let blobs: BTreeSet<String> = ["blob:sha256:aa".to_owned()].into();
         accept(
-            answer,
+            answer.clone(),
             &Expected {
                 baseline: &baseline,
                 changeset_digest: "sha256:c",

@@ -126,14 +126,14 @@ impl Handler for Callbacks {
         Box::pin(async move {
             let params: Value = request.params()?;
             let answer = match request.method.as_str() {
-                "workspace/readBlob" => read_blob(&scope, &workspace, params).await,
-                "workspace/listTree" => list_tree(&scope, &workspace, params).await,
+                "workspace/readBlob" => read_blob(&scope, &workspace, params).await?,
+                "workspace/listTree" => list_tree(&scope, &workspace, params).await?.to_string(),
                 other => {
                     tracing::warn!(provider = %scope.provider, method = other, "provider called an unknown host method");
-                    Err(method_not_found(other))
+                    return Err(method_not_found(other));
                 }
-            }?;
-            RawValue::from_string(answer.to_string()).map_err(|e| internal(&e.to_string()))
+            };
+            RawValue::from_string(answer).map_err(|e| internal(&e.to_string()))
         })
     }
 
@@ -199,7 +199,7 @@ async fn read_blob(
     scope: &Arc<Scope>,
     workspace: &Arc<Workspace>,
     params: Value,
-) -> Result<Value, ErrorObject> {
+) -> Result<String, ErrorObject> {
     const METHOD: &str = "workspace/readBlob";
     schema::check(Shape::ReadBlobParams, &params)
         .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
@@ -239,7 +239,37 @@ async fn read_blob(
             c.served.extend(ids);
         }
     });
-    Ok(json!({"blobs": answer}))
+    serde_json::to_string(&ReadBlobResult { blobs: answer }).map_err(|e| internal(&e.to_string()))
+}
+
+/// A `workspace/readBlob` answer, serialised straight from the blobs' bytes.
+#[derive(serde::Serialize)]
+struct ReadBlobResult {
+    blobs: Vec<Encoded>,
+}
+
+/// One blob of the answer.
+#[derive(serde::Serialize)]
+struct Encoded {
+    id: String,
+    encoding: &'static str,
+    bytes: EncodedBytes,
+}
+
+/// The bytes as sent: UTF-8 text as it is, anything else in base64.
+enum EncodedBytes {
+    Text(Arc<Vec<u8>>),
+    Base64(String),
+}
+
+impl serde::Serialize for EncodedBytes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            EncodedBytes::Text(bytes) => serializer
+                .serialize_str(std::str::from_utf8(bytes).map_err(serde::ser::Error::custom)?),
+            EncodedBytes::Base64(text) => serializer.serialize_str(text),
+        }
+    }
 }
 
 /// Why a `workspace/readBlob` was not served: refused (policy, logged) or unavailable.
@@ -282,10 +312,7 @@ fn resolve(
         if let Some(blob) = blobs.get(&id) {
             let path = blob.path.clone();
             out.push((id, Source::Scoped(blob.clone()), path));
-        } else if let Some(entry) = ws
-            .oid_of(&id)
-            .and_then(|oid| tree.iter().find(|e| e.oid == oid))
-        {
+        } else if let Some(entry) = ws.oid_of(&id).and_then(|oid| tree.with_oid(&oid)) {
             out.push((
                 id,
                 Source::Baseline {
@@ -308,7 +335,7 @@ fn encode(
     sources: Vec<(String, Source, String)>,
     grant: &Grant,
     baseline: &dyn Fn(&str) -> Bytes,
-) -> Result<Vec<Value>, ReadFailure> {
+) -> Result<Vec<Encoded>, ReadFailure> {
     if let Some((id, _, path)) = sources.iter().find(|(_, _, path)| !grant.allows(path)) {
         return Err(ReadFailure::Refused(format!(
             "{id} ({path}) is outside the read grant"
@@ -329,17 +356,25 @@ fn encode(
                 crate::snapshot::MAX_BLOB
             ))));
         };
-        let (encoding, text) = match std::str::from_utf8(&bytes) {
-            Ok(text) => ("utf-8", text.to_owned()),
-            Err(_) => ("base64", STANDARD.encode(bytes.as_slice())),
+        let (encoding, text, length) = match std::str::from_utf8(&bytes) {
+            Ok(text) => ("utf-8", EncodedBytes::Text(bytes.clone()), text.len()),
+            Err(_) => {
+                let text = STANDARD.encode(bytes.as_slice());
+                let length = text.len();
+                ("base64", EncodedBytes::Base64(text), length)
+            }
         };
-        total += text.len();
+        total += length;
         if total > MAX_READ_BYTES {
             return Err(ReadFailure::Error(unavailable(format!(
                 "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
             ))));
         }
-        out.push(json!({"id": id, "encoding": encoding, "bytes": text}));
+        out.push(Encoded {
+            id,
+            encoding,
+            bytes: text,
+        });
     }
     Ok(out)
 }

@@ -36,44 +36,48 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     })?;
     let call_site =
         CallSite::parse(params["callSite"].as_str().unwrap_or_default()).unwrap_or(CallSite::Gate);
-    let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
-    let changeset = params["changeset"].clone();
-    let changeset_digest = json::digest(&changeset);
     let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
+    let asked_budget = params["timeoutMs"].as_u64();
+    // Shared, not copied: with the blocking work below, and later with the providers' calls.
+    let params = Arc::new(params);
 
     let workspace = host.workspace.clone();
-    let submitted = changeset.clone();
-    let asked_budget = params["timeoutMs"].as_u64();
+    let submitted = params.clone();
     // The policy in force is always the one committed at the host's own baseline; the changeset
     // may name another baseline (verified), which its before-blobs and the providers then use.
-    let (own, baseline, moved, policy, active_policy, intake) =
-        tokio::task::spawn_blocking(move || {
-            let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
-            let policy = Policy::load(&workspace, &own);
-            let active_policy = workspace
-                .tree_entry(&own.tree, POLICY_PATH)
-                .ok()
-                .flatten()
-                .and_then(|entry| workspace.blob_id_of(&entry.oid).ok());
-            let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
-                Ok(baseline) => {
-                    let budget = asked_budget
-                        .or_else(|| policy.budget_ms(call_site))
-                        .map_or(DEFAULT_BUDGET, Duration::from_millis);
-                    let deadline = Instant::now() + budget;
-                    let intake = snapshot::intake(&workspace, &baseline, &submitted, deadline);
-                    (baseline, intake)
-                }
-                Err(refused) => (
-                    own.clone(),
-                    Ok(Intake {
-                        stale_baseline: Some(refused),
-                        ..Intake::default()
-                    }),
-                ),
-            };
-            Ok::<_, String>((own, baseline, moved, policy, active_policy, intake))
-        })
+    // The digests are computed on this thread while the blocking work runs.
+    let blocking = tokio::task::spawn_blocking(move || {
+        let submitted = &submitted["changeset"];
+        let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
+        let policy = Policy::load(&workspace, &own);
+        let active_policy = workspace
+            .tree_entry(&own.tree, POLICY_PATH)
+            .ok()
+            .flatten()
+            .and_then(|entry| workspace.blob_id_of(&entry.oid).ok());
+        let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
+            Ok(baseline) => {
+                let budget = asked_budget
+                    .or_else(|| policy.budget_ms(call_site))
+                    .map_or(DEFAULT_BUDGET, Duration::from_millis);
+                let deadline = Instant::now() + budget;
+                let intake = snapshot::intake(&workspace, &baseline, submitted, deadline);
+                (baseline, intake)
+            }
+            Err(refused) => (
+                own.clone(),
+                Ok(Intake {
+                    stale_baseline: Some(refused),
+                    ..Intake::default()
+                }),
+            ),
+        };
+        Ok::<_, String>((own, baseline, moved, policy, active_policy, intake))
+    });
+    let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
+    let changeset = &params["changeset"];
+    let changeset_digest = json::digest(changeset);
+    let (own, baseline, moved, policy, active_policy, intake) = blocking
         .await
         .map_err(|e| {
             error_object(
@@ -158,7 +162,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             .or_else(|| policy.budget_ms(call_site))
             .map_or(DEFAULT_BUDGET, Duration::from_millis);
         let evaluation = Evaluation {
-            changeset: changeset.clone(),
+            request: params.clone(),
             changeset_digest: changeset_digest.clone(),
             comparison,
             baseline: baseline.clone(),

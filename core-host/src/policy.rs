@@ -7,6 +7,8 @@
 //! the default policy: only the trusted configuration's `required-for` entries are required, and
 //! `gate` fails closed (this host can never achieve gate assurance).
 
+use std::sync::{Mutex, OnceLock};
+
 use serde_json::{Value, json};
 
 use crate::config::CallSite;
@@ -62,19 +64,36 @@ impl Policy {
         let Some(entry) = entry else {
             return Policy::default_policy();
         };
-        let blob = match workspace.git_blob(&entry.oid) {
-            Ok(blob) => blob,
-            Err(e) => {
-                return Policy::invalid(String::new(), format!("the policy cannot be read: {e}"));
+        // A policy depends only on its bytes, which its git object id names: the last one read
+        // (valid or not) is kept; one that could not be read is tried again next time.
+        static LAST: Mutex<Option<(String, Policy)>> = Mutex::new(None);
+        let lock = || LAST.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((oid, policy)) = lock().as_ref()
+            && *oid == entry.oid
+        {
+            return policy.clone();
+        }
+        match Policy::from_blob(workspace, &entry.oid) {
+            Ok(policy) => {
+                *lock() = Some((entry.oid, policy.clone()));
+                policy
             }
-        };
+            Err(unreadable) => unreadable,
+        }
+    }
+
+    /// The policy in the git object `oid`; `Err` when it cannot be read. Blocking.
+    fn from_blob(workspace: &Workspace, oid: &str) -> Result<Policy, Policy> {
+        let blob = workspace.git_blob(oid).map_err(|e| {
+            Policy::invalid(String::new(), format!("the policy cannot be read: {e}"))
+        })?;
         let Some(bytes) = blob.bytes.filter(|b| b.len() <= MAX_POLICY_BYTES) else {
-            return Policy::invalid(
+            return Ok(Policy::invalid(
                 digest_of_id(&blob.id),
                 "the policy file is larger than 1 MiB".into(),
-            );
+            ));
         };
-        Policy::from_bytes(&bytes)
+        Ok(Policy::from_bytes(&bytes))
     }
 
     pub(crate) fn from_bytes(bytes: &[u8]) -> Policy {
@@ -104,17 +123,22 @@ impl Policy {
     }
 
     pub(crate) fn default_policy() -> Policy {
-        let document = json!({
-            "policy": "asp-bridge embedded host default",
-            "requirements": "the trusted configuration's required-for entries",
-            "gate": "fail-closed",
-        });
-        Policy {
-            source: "default (no .asp/asp.json)".to_owned(),
-            digest: json::digest(&document),
-            invalid: None,
-            document: None,
-        }
+        static DEFAULT: OnceLock<Policy> = OnceLock::new();
+        DEFAULT
+            .get_or_init(|| {
+                let document = json!({
+                    "policy": "asp-bridge embedded host default",
+                    "requirements": "the trusted configuration's required-for entries",
+                    "gate": "fail-closed",
+                });
+                Policy {
+                    source: "default (no .asp/asp.json)".to_owned(),
+                    digest: json::digest(&document),
+                    invalid: None,
+                    document: None,
+                }
+            })
+            .clone()
     }
 
     fn invalid(digest: String, reason: String) -> Policy {

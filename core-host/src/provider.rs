@@ -89,10 +89,23 @@ impl View {
     }
 }
 
+/// `check/evaluate` params (asp/1.0).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckEvaluate<'a> {
+    changeset: &'a Value,
+    scope: &'static str,
+    comparison: &'a str,
+    changeset_digest: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    configuration: Option<&'a Value>,
+}
+
 /// One evaluation to run.
 #[derive(Clone, Debug)]
 pub(crate) struct Evaluation {
-    pub(crate) changeset: Value,
+    /// The outer request's params, whose `changeset` is evaluated.
+    pub(crate) request: Arc<Value>,
     pub(crate) changeset_digest: String,
     pub(crate) comparison: String,
     pub(crate) baseline: Baseline,
@@ -332,29 +345,45 @@ impl Slot {
             served: Default::default(),
             refused: 0,
         });
-        let mut params = json!({
-            "changeset": evaluation.changeset,
-            "scope": "changeset",
-            "comparison": evaluation.comparison,
-            "changesetDigest": evaluation.changeset_digest,
-        });
-        if let Some(configuration) = &self.spec.configuration {
-            params["configuration"] = configuration.clone();
-        }
+        let remaining = |started: Instant| {
+            evaluation
+                .deadline
+                .saturating_sub(started.elapsed())
+                .max(Duration::from_millis(1))
+        };
         let mut applied = from_asp01::Applied::new();
-        if self.spec.protocol == Protocol::V0_1 {
+        let answer = if self.spec.protocol == Protocol::V0_1 {
+            let mut params = json!({
+                "changeset": evaluation.request["changeset"],
+                "scope": "changeset",
+                "comparison": evaluation.comparison,
+                "changesetDigest": evaluation.changeset_digest,
+            });
+            if let Some(configuration) = &self.spec.configuration {
+                params["configuration"] = configuration.clone();
+            }
             params = from_asp01::evaluate_params(
                 params,
                 evaluation.call_site,
                 &evaluation.changeset_digest,
                 &mut applied,
             );
-        }
-        let remaining = evaluation
-            .deadline
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(1));
-        let answer = session.call("check/evaluate", &params, remaining).await;
+            session
+                .call("check/evaluate", &params, remaining(started))
+                .await
+        } else {
+            // Serialised from borrowed parts: the changeset is not copied for each provider.
+            let params = CheckEvaluate {
+                changeset: &evaluation.request["changeset"],
+                scope: "changeset",
+                comparison: &evaluation.comparison,
+                changeset_digest: &evaluation.changeset_digest,
+                configuration: self.spec.configuration.as_ref(),
+            };
+            session
+                .call("check/evaluate", &params, remaining(started))
+                .await
+        };
         let served = guard.served();
         let refused = guard.refused();
         drop(guard);
@@ -371,7 +400,7 @@ impl Slot {
             changeset_digest: &evaluation.changeset_digest,
             blobs_read: &served,
         };
-        match assessment::accept(&answer, &expected) {
+        match assessment::accept(answer, &expected) {
             Ok(accepted) if refused > 0 => Err(Failure {
                 assessment: Some(accepted.assessment),
                 ..Failure::new(

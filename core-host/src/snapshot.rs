@@ -61,6 +61,51 @@ pub(crate) struct TreeEntry {
     pub(crate) symlink: bool,
 }
 
+/// Every file of a baseline tree, found by path or by git object id without a scan.
+#[derive(Debug, Default)]
+pub(crate) struct Tree {
+    entries: Vec<TreeEntry>,
+    by_path: HashMap<String, usize>,
+    by_oid: HashMap<String, usize>,
+}
+
+impl Tree {
+    fn new(entries: Vec<TreeEntry>) -> Tree {
+        let by_path = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.path.clone(), i))
+            .collect();
+        let mut by_oid = HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            by_oid.entry(e.oid.clone()).or_insert(i);
+        }
+        Tree {
+            entries,
+            by_path,
+            by_oid,
+        }
+    }
+
+    /// The entry at `path`.
+    pub(crate) fn get(&self, path: &str) -> Option<&TreeEntry> {
+        self.by_path.get(path).map(|&i| &self.entries[i])
+    }
+
+    /// An entry whose content is the git object `oid` (the first listed).
+    pub(crate) fn with_oid(&self, oid: &str) -> Option<&TreeEntry> {
+        self.by_oid.get(oid).map(|&i| &self.entries[i])
+    }
+}
+
+impl std::ops::Deref for Tree {
+    type Target = [TreeEntry];
+
+    fn deref(&self) -> &[TreeEntry] {
+        &self.entries
+    }
+}
+
 /// The workspace root and what the host knows of its git state.
 pub(crate) struct Workspace {
     root: PathBuf,
@@ -69,7 +114,7 @@ pub(crate) struct Workspace {
     baseline: Mutex<Baseline>,
     /// Baselines other than the host's own that changesets named, verified: rev → tree id.
     named: Mutex<HashMap<String, String>>,
-    trees: Mutex<HashMap<String, Arc<Vec<TreeEntry>>>>,
+    trees: Mutex<HashMap<String, Arc<Tree>>>,
     /// git object id → ASP blob id, and back.
     ids: Mutex<(HashMap<String, String>, HashMap<String, String>)>,
     /// Baseline blobs by git object id (immutable), up to [`BLOB_CACHE_BYTES`] of content.
@@ -226,11 +271,11 @@ impl Workspace {
     }
 
     /// Every file of a baseline tree (cached per tree). Blocking.
-    pub(crate) fn tree(&self, tree: &str) -> Result<Arc<Vec<TreeEntry>>> {
+    pub(crate) fn tree(&self, tree: &str) -> Result<Arc<Tree>> {
         if let Some(entries) = self.trees.lock().ok().and_then(|t| t.get(tree).cloned()) {
             return Ok(entries);
         }
-        let entries = Arc::new(git::list_tree(&self.root, tree)?);
+        let entries = Arc::new(Tree::new(git::list_tree(&self.root, tree)?));
         if let Ok(mut trees) = self.trees.lock() {
             if trees.len() > 4 {
                 trees.clear();
@@ -242,7 +287,7 @@ impl Workspace {
 
     /// The entry at `path` in a baseline tree. Blocking.
     pub(crate) fn tree_entry(&self, tree: &str, path: &str) -> Result<Option<TreeEntry>> {
-        Ok(self.tree(tree)?.iter().find(|e| e.path == path).cloned())
+        Ok(self.tree(tree)?.get(path).cloned())
     }
 
     /// The blob of a git object (its bytes when within the cap). Blocking.

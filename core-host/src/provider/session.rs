@@ -245,10 +245,10 @@ impl Session {
     }
 
     /// One request; a failure is already a coverage failure.
-    pub(crate) async fn call(
+    pub(crate) async fn call<P: serde::Serialize>(
         &self,
         method: &str,
-        params: &Value,
+        params: &P,
         deadline: Duration,
     ) -> Result<Value, Failure> {
         match self

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{Baseline, Blob, Workspace, is_plain_relative};
+use super::{Baseline, Blob, Tree, Workspace, is_plain_relative};
 
 /// A blob a provider may read during one request, and the path it belongs to.
 #[derive(Clone, Debug)]
@@ -70,8 +70,6 @@ pub(crate) fn intake(
             return Ok(out);
         }
     };
-    let index: HashMap<&str, &super::TreeEntry> =
-        tree.iter().map(|e| (e.path.as_str(), e)).collect();
     fn before_path(change: &Value) -> &str {
         let path = change["path"].as_str().unwrap_or_default();
         change["from"]
@@ -82,7 +80,7 @@ pub(crate) fn intake(
     let before_oids: Vec<&str> = changes
         .iter()
         .filter(|change| change["before"].is_string())
-        .filter_map(|change| index.get(before_path(change)))
+        .filter_map(|change| tree.get(before_path(change)))
         .map(|entry| entry.oid.as_str())
         .collect();
     let before_blobs = workspace.git_blobs(&before_oids, deadline);
@@ -90,7 +88,7 @@ pub(crate) fn intake(
         let path = change["path"].as_str().unwrap_or_default();
         let kind = change["kind"].as_str().unwrap_or_default();
         if let Some(before) = change["before"].as_str() {
-            check_before(&index, &before_blobs, before_path(change), before, &mut out);
+            check_before(&tree, &before_blobs, before_path(change), before, &mut out);
         }
         match (kind, change["after"].as_str()) {
             (_, Some(after)) => check_after(workspace, path, after, &mut out),
@@ -122,13 +120,13 @@ impl Intake {
 }
 
 fn check_before(
-    index: &HashMap<&str, &super::TreeEntry>,
+    tree: &Tree,
     blobs: &HashMap<String, Result<Blob, String>>,
     path: &str,
     claimed: &str,
     out: &mut Intake,
 ) {
-    let Some(entry) = index.get(path) else {
+    let Some(entry) = tree.get(path) else {
         out.stale.push(format!(
             "{path} is not in the baseline, but the changeset names a before blob"
         ));

@@ -49,7 +49,7 @@ fn accepted(name: &str, answer: &Value) {
         changeset_digest: request["changesetDigest"].as_str().unwrap(),
         blobs_read: &blobs,
     };
-    if let Err(rejection) = assessment::accept(answer, &expected) {
+    if let Err(rejection) = assessment::accept(answer.clone(), &expected) {
         panic!("{name}: {rejection:?}\n{answer:#}");
     }
 }
