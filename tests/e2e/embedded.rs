@@ -170,15 +170,11 @@ fn the_main_job_runs_on_the_embedded_host_with_nothing_installed() {
     let status = run(&repo, &home, &["status", "--repo", repo_arg]);
     assert_eq!(status.code, Some(0), "{}", status.stderr);
     status.one_line_starting("asp-bridge uses the embedded host");
+    let shown = &status.stdout;
+    assert!(shown.starts_with("host       "), "{shown}");
     assert!(
-        status.stdout.starts_with("host       "),
-        "{}",
-        status.stdout
-    );
-    assert!(
-        status.stdout.contains("hygiene"),
-        "the built-in provider is enrolled: {}",
-        status.stdout
+        shown.contains("hygiene"),
+        "the built-in provider is enrolled: {shown}"
     );
 
     let log_path = outside.path().join("hygiene.sarif");
