@@ -5,6 +5,11 @@
 //! check and parse the arguments (size-capped, unknown fields refused), run the tool while watching
 //! for the client's cancellation, fit the output into the byte budget, and turn the outcome into a
 //! tool result: `structuredContent` on success, `isError: true` on any failure (`to_mcp::failure`).
+//!
+//! A tool that only reads the host ([`AspTool::READS_HOST_ONLY`]) does not wait for the policy
+//! read (a file read, off the async threads) when the host is already up: its request goes out
+//! while the policy is read, and whatever it got is dropped if the policy refuses. Other tools run
+//! once the policy allows them, and no host is started before it does.
 
 mod authority_status;
 mod capabilities;
@@ -14,7 +19,7 @@ pub(crate) mod status;
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bridge_core::{CallOptions, HostClient, HostSource, Worktree};
@@ -31,6 +36,7 @@ use rmcp::service::{Peer, RequestContext};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::watch;
 
 use crate::error::Error;
 use crate::policy::{self, McpPolicy};
@@ -62,6 +68,8 @@ pub(crate) struct State {
     pub(crate) worktree: Worktree,
     pub(crate) budget: usize,
     pub(crate) pages: diagnostics::Pages,
+    /// The host client the last call got, to reach a host that is up before the policy is read.
+    live: Mutex<Option<HostClient>>,
 }
 
 impl State {
@@ -72,7 +80,20 @@ impl State {
             repo,
             budget,
             pages: diagnostics::Pages::default(),
+            live: Mutex::new(None),
         }
+    }
+
+    /// The client of the host the last call reached, if that host is still up and answering in
+    /// time (else the supervisor decides what to do, after the policy is read).
+    fn live(&self) -> Option<HostClient> {
+        let live = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.as_ref()
+            .filter(|c| !c.is_closed() && c.missed_deadlines_in_a_row() == 0)
+            .cloned()
     }
 }
 
@@ -83,6 +104,10 @@ pub(crate) trait AspTool: 'static {
     const DESCRIPTION: &'static str;
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     type Output: Serialize + JsonSchema + Budgeted + Send + 'static;
+    /// Whether the tool only sends read-only requests to the host (no working-tree read, no
+    /// evaluation): then, when the host is already up, its request goes out while the policy is
+    /// read, and the answer is dropped if the policy refuses.
+    const READS_HOST_ONLY: bool = false;
 
     fn run(
         call: Call,
@@ -162,7 +187,10 @@ pub(crate) fn shrunk_len(len: usize, keep: f64) -> usize {
 /// One call in progress: the shared state, the policy it runs under, and where progress goes.
 pub(crate) struct Call {
     pub(crate) state: Arc<State>,
-    pub(crate) policy: McpPolicy,
+    /// The policy, once read: `Err` is the refusal's text.
+    policy: watch::Receiver<Option<Result<McpPolicy, String>>>,
+    /// [`AspTool::READS_HOST_ONLY`] of the tool.
+    reads_host_only: bool,
     progress: Option<Progress>,
 }
 
@@ -173,9 +201,31 @@ struct Progress {
 }
 
 impl Call {
-    /// A client of the live host (started or restarted when due).
+    /// A client of the live host (started or restarted when due, once the policy allows the call).
     pub(crate) async fn client(&self) -> Result<HostClient, Error> {
-        Ok(self.state.host.client().await?)
+        if self.reads_host_only
+            && let Some(client) = self.state.live()
+        {
+            return Ok(client);
+        }
+        self.policy().await?;
+        let client = self.state.host.client().await?;
+        *self
+            .state
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
+        Ok(client)
+    }
+
+    /// The repository policy the call runs under; `Err` is the refusal.
+    pub(crate) async fn policy(&self) -> Result<McpPolicy, Error> {
+        let mut policy = self.policy.clone();
+        match policy.wait_for(Option::is_some).await.as_deref() {
+            Ok(Some(Ok(policy))) => Ok(policy.clone()),
+            Ok(Some(Err(refusal))) => Err(Error::Policy(refusal.clone())),
+            Ok(None) | Err(_) => Err(Error::Internal("the policy read was abandoned".into())),
+        }
     }
 
     /// Runs one host request started by `start`, forwarding the host's `$/progress` to the client as
@@ -389,17 +439,41 @@ async fn invoke<T: AspTool>(
         peer: context.peer.clone(),
         token,
     });
-    let run = async {
-        let policy = policy::check(&state.worktree).await?;
-        let args = parse::<T::Args>(arguments)?;
+    let (told, policy) = watch::channel(None);
+    let read_policy = async {
+        let read = policy::check(&state.worktree).await;
+        let refused = read.as_ref().err().map(ToString::to_string);
+        told.send_replace(Some(read.map_err(|e| e.to_string())));
+        refused
+    };
+    let tool = async {
         let budget = state.budget;
         let call = Call {
-            state,
+            state: state.clone(),
             policy,
+            reads_host_only: T::READS_HOST_ONLY,
             progress,
         };
+        if !T::READS_HOST_ONLY {
+            call.policy().await?;
+        }
+        let args = parse::<T::Args>(arguments)?;
         let mut output = T::run(call, args).await?;
         fit_with_text(&mut output, budget)
+    };
+    // A refusal wins over whatever the tool did meanwhile (bad arguments included), and ends it.
+    let run = async {
+        tokio::pin!(read_policy, tool);
+        tokio::select! {
+            refused = &mut read_policy => match refused {
+                Some(refusal) => Err(Error::Policy(refusal)),
+                None => tool.await,
+            },
+            outcome = &mut tool => match read_policy.await {
+                Some(refusal) => Err(Error::Policy(refusal)),
+                None => outcome,
+            },
+        }
     };
     let outcome = tokio::select! {
         outcome = run => outcome,

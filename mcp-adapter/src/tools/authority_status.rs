@@ -39,6 +39,7 @@ impl AspTool for AspAuthorityStatus {
 provider. Read-only and advisory: the result satisfies no gate.";
     type Args = NoArgs;
     type Output = Output;
+    const READS_HOST_ONLY: bool = true;
 
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;

@@ -53,6 +53,7 @@ from its providers (host/capabilities), with coverage and what is degraded. Read
 advisory: the result satisfies no gate.";
     type Args = NoArgs;
     type Output = Output;
+    const READS_HOST_ONLY: bool = true;
 
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;

@@ -114,11 +114,12 @@ this workspace (host/status): host state, policy, providers, what each call site
 degraded coverage with reasons. Read-only and advisory: the result satisfies no gate.";
     type Args = NoArgs;
     type Output = Output;
+    const READS_HOST_ONLY: bool = true;
 
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let status = client.status().await?.value;
-        Ok(output(&status, call.policy.configured_mode.clone()))
+        Ok(output(&status, call.policy().await?.configured_mode))
     }
 }
 

@@ -200,6 +200,32 @@ async fn a_disabled_adapter_refuses_every_tool_naming_the_policy() {
 }
 
 #[tokio::test]
+async fn disabling_the_adapter_applies_at_the_next_call_with_the_host_up() {
+    let repo = workspace();
+    std::fs::create_dir(repo.path().join(".asp")).unwrap();
+    let policy = repo.path().join(".asp/asp.json");
+    let host = FakeHost::new(Script::default());
+    let session = open(host.clone(), repo.path(), Era::Modern).await;
+    for name in TOOLS {
+        let result = session.call(name, arguments_for(name)).await;
+        assert_eq!(result.is_error, Some(false), "{name} with no policy file");
+    }
+    std::fs::write(&policy, r#"{"adapters": {"mcp": {"enabled": false}}}"#).unwrap();
+    for name in TOOLS {
+        assert_failed(&session.call(name, arguments_for(name)).await, "policy");
+    }
+    std::fs::write(
+        &policy,
+        r#"{"adapters": {"mcp": {"enabled": true, "mode": "m"}}}"#,
+    )
+    .unwrap();
+    let body = content(&session.call("asp_status", json!({})).await).clone();
+    assert_eq!(body["adapter"]["configuredMode"], "m");
+    session.close().await.unwrap();
+    assert_eq!(host.starts(), 1);
+}
+
+#[tokio::test]
 async fn any_configured_mode_still_gets_inspect_status_only() {
     let repo = workspace();
     std::fs::create_dir(repo.path().join(".asp")).unwrap();
