@@ -23,23 +23,15 @@ async fn a_crash_during_initialize_is_crashed() {
 
 #[tokio::test]
 async fn a_hung_provider_times_out_and_is_cancelled() {
-    let mut provider = Provider::fake("hang");
-    provider.timeout_ms = 500;
+    let provider = Provider::fake("hang").timeout_ms(500);
     let (verdict, config) = evaluate_once(vec![provider], "changed\n", "interactive").await;
     assert_indeterminate(&verdict, "timed-out");
-    let record = config.record("fake");
-    assert!(
-        record
-            .iter()
-            .any(|r| r["event"] == "check/evaluate.cancelled"),
-        "the provider is told to stop: {record:#?}"
-    );
+    assert_told_to_stop(&config);
 }
 
 #[tokio::test]
 async fn a_provider_hung_in_initialize_times_out() {
-    let mut provider = Provider::fake("hang-on-initialize");
-    provider.timeout_ms = 500;
+    let provider = Provider::fake("hang-on-initialize").timeout_ms(500);
     let (verdict, _) = evaluate_once(vec![provider], "changed\n", "interactive").await;
     assert_indeterminate(&verdict, "timed-out");
 }
@@ -141,8 +133,7 @@ async fn changeset_blob_ids_are_checked_against_the_workspace() {
 async fn a_cancelled_evaluation_cancels_the_provider_request() {
     let repo = repo();
     repo.write("a.txt", "changed\n");
-    let mut provider = Provider::fake("hang");
-    provider.timeout_ms = 600_000;
+    let provider = Provider::fake("hang").timeout_ms(600_000);
     let config = Config::new(&[provider]);
     let host = Host::start(repo.path(), &config);
     let changeset = host.changeset().await;
@@ -160,11 +151,16 @@ async fn a_cancelled_evaluation_cancels_the_provider_request() {
         "the caller gave up and sent $/cancelRequest"
     );
     host.finish().await;
+    assert_told_to_stop(&config);
+}
+
+/// The fake provider recorded that it was told to stop its evaluation.
+fn assert_told_to_stop(config: &Config) {
     let record = config.record("fake");
     assert!(
         record
             .iter()
             .any(|r| r["event"] == "check/evaluate.cancelled"),
-        "{record:#?}"
+        "the provider is told to stop: {record:#?}"
     );
 }

@@ -63,6 +63,12 @@ impl Provider {
         }
     }
 
+    /// The same provider with `timeout-ms = ms`.
+    pub(crate) fn timeout_ms(mut self, ms: u64) -> Provider {
+        self.timeout_ms = ms;
+        self
+    }
+
     /// Restarts after 1 ms (doubling), so repeated failures quarantine it quickly.
     pub(crate) fn restart_ms(&mut self) {
         self.extra.push_str("restart-delay-ms = 1\n");
