@@ -10,7 +10,7 @@
 //!   bench, then the provider's peak resident memory (`wait4`) once it has exited;
 //! - through the host: the same changeset as `host/evaluateChangeset` to `asp-bridge host serve`
 //!   (intake: every after blob read and hashed from the working tree, every before blob from git),
-//!   then the host's peak resident memory;
+//!   its first (cold) evaluation and a warm one, then the host's peak resident memory;
 //! - floor: `git diff --numstat HEAD` in the same repository, which reads both sides of every
 //!   changed file and diffs them; its time and peak resident memory. Interleaved; medians.
 
@@ -200,6 +200,8 @@ async fn main() {
     let mut providers = Vec::new();
     let mut hosts = Vec::new();
     let mut findings = (0, 0);
+    // The host's first evaluation: the provider starts, and intake reads every before blob from git.
+    let mut firsts = Vec::new();
     for _ in 0..rounds {
         floors.push(floor(&root));
 
@@ -226,7 +228,9 @@ async fn main() {
         let changeset = serde_json::to_value(&built.changeset).expect("json");
         let evaluate =
             json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
+        let started = Instant::now();
         let verdict = call(&host.peer, "host/evaluateChangeset", &evaluate).await;
+        firsts.push(started.elapsed());
         let reasons: Vec<&Value> = verdict["coverage"]["degraded"]
             .as_array()
             .into_iter()
@@ -287,6 +291,10 @@ async fn main() {
          floor: git diff --numstat HEAD {:.0} ms, peak {:.1} MiB",
         ms(ft),
         mib(fm)
+    );
+    eprintln!(
+        "  through the embedded host, first (cold) evaluation: {:.0} ms (the provider starts; intake reads the before blobs from git)",
+        ms(median(firsts))
     );
     for (name, runs, found) in [
         ("provider, blobs from memory", &providers, findings.0),
