@@ -144,7 +144,10 @@ impl HeadWatch {
                 return None;
             }
             paths.push(self.common_dir.join(reference));
-            paths.push(self.git_dir.join(reference));
+            // A linked worktree may keep some refs of its own; the main one has one directory.
+            if self.git_dir != self.common_dir {
+                paths.push(self.git_dir.join(reference));
+            }
         }
         let files = paths
             .iter()
