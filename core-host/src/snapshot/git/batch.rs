@@ -68,8 +68,9 @@ pub(crate) fn cat_blobs(
     }
 }
 
-/// Reaps git: killed first when `kill`, else given until `deadline` to exit (its input has ended),
-/// then killed. `None` when it had to be killed.
+/// Reaps git: killed first when `kill`, else given until `deadline` to exit (its input has ended
+/// and it has closed its output, so it is exiting: the loop turns once or twice), then killed.
+/// `None` when it had to be killed.
 fn finish(child: &Mutex<Child>, kill: bool, deadline: Instant) -> Option<ExitStatus> {
     let mut child = child.lock().unwrap_or_else(|p| p.into_inner());
     if !kill {
@@ -112,7 +113,8 @@ fn feed_and_read(
     let read = oids
         .iter()
         .map(|oid| read_one(&mut reader, oid))
-        .collect::<Result<Vec<_>>>();
+        .collect::<Result<Vec<_>>>()
+        .and_then(|blobs| end_of_answers(&mut reader).map(|()| blobs));
     // On an error git is killed by the caller, which ends a write still blocked (EPIPE), and the
     // writer ends on its own.
     drop(reader);
@@ -170,6 +172,19 @@ fn read_one(reader: &mut impl BufRead, oid: &str) -> Result<Result<Blob>> {
     let complete = counted.count == size;
     end_of_object(reader, oid, complete)?;
     Ok(Ok(blob))
+}
+
+/// Reads on until git closes its output, which it does as it exits once its input has ended (so
+/// that reaping it then takes no wait): anything more than the answers asked for is unexpected.
+fn end_of_answers(reader: &mut impl Read) -> Result<()> {
+    let mut more = [0u8; 1];
+    match reader.read(&mut more) {
+        Ok(0) => Ok(()),
+        Ok(_) => Err(Error::git(
+            "git cat-file --batch wrote more than the answers asked for",
+        )),
+        Err(e) => Err(Error::io("reading git cat-file --batch", e)),
+    }
 }
 
 /// Checks that the whole object was read and that its newline follows.
@@ -286,6 +301,11 @@ mod tests {
         ] {
             assert!(answer(hostile.as_bytes()).is_err(), "{hostile:?}");
         }
+        assert!(end_of_answers(&mut Cursor::new(b"")).is_ok());
+        assert!(
+            end_of_answers(&mut Cursor::new(format!("{OID} blob 1\nz\n"))).is_err(),
+            "an answer nobody asked for"
+        );
     }
 
     #[test]
