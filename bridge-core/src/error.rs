@@ -212,6 +212,30 @@ fn tail_suffix(tail: &str) -> String {
 }
 
 impl Error {
+    /// A JSON-RPC error response of `role` to `method`: classed by `data.failClass` (else by its
+    /// code), retryable as `data.retryable` says (else when it is a health failure), with
+    /// `data.detail` kept.
+    pub fn refused(role: Role, method: &str, error: crate::jsonrpc::ErrorObject) -> Error {
+        let data = error.data.as_ref();
+        let text = |key: &str| data.and_then(|d| d.get(key)).and_then(|v| v.as_str());
+        let fail_class = text("failClass")
+            .and_then(FailClass::parse)
+            .unwrap_or_else(|| FailClass::from_code(error.code));
+        let retryable = data
+            .and_then(|d| d.get("retryable"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(fail_class == FailClass::Health);
+        Error::Refused {
+            role,
+            method: method.to_owned(),
+            code: error.code,
+            detail: text("detail").map(str::to_owned),
+            message: error.message,
+            fail_class,
+            retryable,
+        }
+    }
+
     /// The ASP failClass the front ends report for this error.
     pub fn fail_class(&self) -> FailClass {
         match self {
@@ -248,6 +272,32 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_reply_keeps_its_class_retryable_flag_and_detail() {
+        let reply = |data: serde_json::Value| crate::jsonrpc::ErrorObject {
+            code: -32012,
+            message: "no".into(),
+            data: Some(data),
+        };
+        let error = Error::refused(
+            Role::Provider,
+            "check/evaluate",
+            reply(serde_json::json!({"failClass": "health", "detail": "disk quota"})),
+        );
+        let Error::Refused { detail, .. } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(detail.as_deref(), Some("disk quota"));
+        assert_eq!(error.fail_class(), FailClass::Health);
+        assert!(
+            error.retryable(),
+            "a health failure is retryable unless it says otherwise"
+        );
+        let classed_by_code = Error::refused(Role::Host, "m", reply(serde_json::json!({})));
+        assert_eq!(classed_by_code.fail_class(), FailClass::Policy);
+        assert!(!classed_by_code.retryable());
+    }
 
     #[test]
     fn each_error_names_its_fail_class() {

@@ -712,7 +712,7 @@ impl Shared {
         self.missed_in_a_row.store(0, Ordering::Relaxed);
         let outcome = match answer {
             Answer::Result(result) => Ok(result),
-            Answer::Error(error) => Err(refused(self.config.role, &pending.method, error)),
+            Answer::Error(error) => Err(Error::refused(self.config.role, &pending.method, error)),
             Answer::Conflicting => Err(Error::Malformed {
                 role: self.config.role,
                 method: pending.method.clone(),
@@ -762,32 +762,6 @@ impl Shared {
                 stderr_tail: tail.clone(),
             }));
         }
-    }
-}
-
-/// An error response as an [`Error`], classed by `data.failClass` (or by its code).
-fn refused(role: Role, method: &str, error: ErrorObject) -> Error {
-    let data = error.data.as_ref();
-    let class = data
-        .and_then(|d| d.get("failClass"))
-        .and_then(Value::as_str)
-        .and_then(FailClass::parse);
-    let retryable = data
-        .and_then(|d| d.get("retryable"))
-        .and_then(Value::as_bool);
-    let fail_class = class.unwrap_or_else(|| FailClass::from_code(error.code));
-    let detail = data
-        .and_then(|d| d.get("detail"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    Error::Refused {
-        role,
-        method: method.to_owned(),
-        code: error.code,
-        message: error.message,
-        detail,
-        fail_class,
-        retryable: retryable.unwrap_or(fail_class == FailClass::Health),
     }
 }
 

@@ -7,8 +7,8 @@
 use std::io::Read;
 
 use bridge_core::jsonrpc::ErrorObject;
+use bridge_core::proto;
 use bridge_core::proto::Decision;
-use bridge_core::{FailClass, proto};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -101,37 +101,22 @@ pub fn read_saved(bytes: &[u8]) -> Result<Decision> {
     serde_json::from_str(decision).map_err(|e| Error::Input(format!("not a host decision: {e}")))
 }
 
-/// The host's error as bridge-core reports a refused call, keeping its failClass.
+/// The host's error as bridge-core reports a refused call, keeping its failClass and detail.
 fn host_error(error: Value) -> bridge_core::Error {
-    let Ok(error) = serde_json::from_value::<ErrorObject>(error) else {
-        return bridge_core::Error::Input("the saved answer has a malformed `error` object".into());
-    };
-    let data = error.data.as_ref();
-    let fail_class = data
-        .and_then(|d| d.get("failClass"))
-        .and_then(Value::as_str)
-        .and_then(FailClass::parse)
-        .unwrap_or_else(|| FailClass::from_code(error.code));
-    let retryable = data
-        .and_then(|d| d.get("retryable"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    bridge_core::Error::Refused {
-        role: bridge_core::Role::Host,
-        method: proto::EVALUATE_CHANGESET.to_owned(),
-        code: error.code,
-        message: bridge_core::text::untrusted(&error.message, 500).into_owned(),
-        detail: data
-            .and_then(|d| d.get("detail"))
-            .and_then(Value::as_str)
-            .map(|d| bridge_core::text::untrusted(d, 500).into_owned()),
-        fail_class,
-        retryable,
+    match serde_json::from_value::<ErrorObject>(error) {
+        Ok(error) => {
+            bridge_core::Error::refused(bridge_core::Role::Host, proto::EVALUATE_CHANGESET, error)
+        }
+        Err(_) => {
+            bridge_core::Error::Input("the saved answer has a malformed `error` object".into())
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use bridge_core::FailClass;
+
     use super::*;
     use bridge_core::proto::DecisionKind;
 
