@@ -27,6 +27,9 @@ use std::time::{Duration, Instant};
 use bridge_core::{HostCommand, HostConfig, HostProcess};
 use serde_json::{Value, json};
 
+#[path = "rusage.rs"]
+mod rusage;
+
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
 
 const CALLS: usize = 20_000;
@@ -432,10 +435,12 @@ async fn bridge_pipelined(calls: usize, window: usize) -> Duration {
 mod sarif {
     use std::io::Write as _;
     use std::path::Path;
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
+    use std::process::Command;
+    use std::time::Duration;
 
     use serde_json::{Value, json};
+
+    use super::rusage::measure;
 
     /// Set in the child that runs the floor: `INPUT\nOUTPUT`.
     pub(super) const FLOOR: &str = "ASP_BRIDGE_BENCH_SARIF_FLOOR";
@@ -515,34 +520,6 @@ mod sarif {
             },
         })
         .to_string()
-    }
-
-    /// Runs `command` to its end: wall time and peak resident set (KiB), from `wait4`.
-    #[allow(unsafe_code)]
-    // The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
-    #[allow(clippy::zombie_processes)]
-    fn measure(command: &mut Command) -> (Duration, u64) {
-        let started = Instant::now();
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn");
-        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-        let mut status = 0;
-        // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `pid` is this process's child, not yet reaped (`Child` never waits on drop);
-        // `status` and `usage` are valid for writes for the duration of the call.
-        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        let elapsed = started.elapsed();
-        assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "{command:?} failed: status {status}"
-        );
-        (elapsed, u64::try_from(usage.ru_maxrss).unwrap_or(0))
     }
 
     fn median<T: Ord + Copy>(mut samples: Vec<T>) -> T {

@@ -28,6 +28,8 @@ use tokio::io::BufReader;
 #[path = "blobs.rs"]
 mod blobs;
 use blobs::Blobs;
+#[path = "rusage.rs"]
+mod rusage;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
 const FILES: usize = 10_000;
@@ -80,26 +82,15 @@ impl Child {
     async fn finish(self) -> u64 {
         self.peer.close_input();
         let pid = self.pid;
-        let waited = tokio::task::spawn_blocking(move || wait4(pid));
-        let (ok, peak) = waited.await.expect("wait4");
-        assert!(ok, "the child failed");
+        let waited = tokio::task::spawn_blocking(move || rusage::wait4(pid));
+        let (status, peak) = waited.await.expect("wait4");
+        assert!(
+            rusage::succeeded(status),
+            "the child failed: status {status}"
+        );
         drop(self.peer);
         peak
     }
-}
-
-/// Waits for `pid` (a child not yet reaped): whether it exited 0, and its peak resident set (KiB).
-#[allow(unsafe_code)]
-fn wait4(pid: libc::pid_t) -> (bool, u64) {
-    let mut status = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is this process's child, not yet reaped; `status` and `usage` are valid for
-    // writes for the duration of the call.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, u64::try_from(usage.ru_maxrss).unwrap_or(0))
 }
 
 async fn call(peer: &Peer, method: &str, params: &Value) -> Value {
@@ -149,23 +140,14 @@ fn repository(root: &Path) {
 }
 
 /// `git diff --numstat HEAD`: wall time and peak resident set (KiB).
-// The child is reaped by `wait4`, which `Child::wait` cannot be combined with.
-#[allow(clippy::zombie_processes)]
 fn floor(root: &Path) -> (Duration, u64) {
-    let started = Instant::now();
-    let child = Command::new("git")
-        .args(["--no-optional-locks", "-C"])
-        .arg(root)
-        .args(["diff", "--numstat", "HEAD"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("git");
-    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-    let (ok, peak) = wait4(pid);
-    let elapsed = started.elapsed();
-    assert!(ok, "git diff failed");
-    (elapsed, peak)
+    rusage::measure(
+        Command::new("git")
+            .args(["--no-optional-locks", "-C"])
+            .arg(root)
+            .args(["diff", "--numstat", "HEAD"])
+            .stderr(Stdio::null()),
+    )
 }
 
 fn median<T: Ord + Copy>(mut samples: Vec<T>) -> T {
