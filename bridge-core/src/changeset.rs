@@ -28,6 +28,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::lock;
 use crate::proto::{Change, ChangeKind, ChangeSet};
 use disk::Found;
 use git::{GITLINK, Git, Object};
@@ -81,10 +82,6 @@ enum BaseRef {
     Head,
     Commit(String),
     Tree(String),
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Cache {

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
 use crate::error::{Error, ExitStatus, FailClass, Result};
+use crate::lock;
 use crate::peer::{BoxFuture, Peer};
 use crate::proto;
 
@@ -241,12 +242,6 @@ impl<L: Launch> Drop for Supervisor<L> {
             pending.abort();
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Leaves `Starting` for `Down` if a start ends without an outcome (its launch panicked or its

@@ -37,9 +37,7 @@ impl Served {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<Id, Option<oneshot::Sender<()>>>> {
-        self.inflight
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::lock(&self.inflight)
     }
 
     pub(super) fn refused(&self) -> u64 {

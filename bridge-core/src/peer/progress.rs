@@ -27,9 +27,7 @@ struct Inner {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::lock(&self.queue)
     }
 }
 
