@@ -365,6 +365,19 @@ fn os_path(path: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(path).into_owned())
 }
 
+/// The bytes of `path` as git and a `file:` URI take them (a symlink's target is hashed as these):
+/// the path's own bytes on Unix, its text with `/` separators elsewhere. The inverse of `os_path`.
+#[cfg(unix)]
+pub fn path_bytes(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt as _;
+    path.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+pub fn path_bytes(path: &Path) -> Vec<u8> {
+    path.to_string_lossy().replace('\\', "/").into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

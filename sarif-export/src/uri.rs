@@ -71,7 +71,7 @@ fn relative(path: &str) -> Artifact {
 /// `file:///…/` for a directory: absolute, percent-encoded, ending with `/` (SARIF §3.14.14).
 pub(crate) fn directory_uri(dir: &Path) -> String {
     let mut uri = String::from("file://");
-    let bytes = path_bytes(dir);
+    let bytes = bridge_core::changeset::path_bytes(dir);
     if !bytes.starts_with(b"/") {
         uri.push('/');
     }
@@ -80,17 +80,6 @@ pub(crate) fn directory_uri(dir: &Path) -> String {
         uri.push('/');
     }
     uri
-}
-
-#[cfg(unix)]
-fn path_bytes(path: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt as _;
-    path.as_os_str().as_bytes().to_vec()
-}
-
-#[cfg(not(unix))]
-fn path_bytes(path: &Path) -> Vec<u8> {
-    path.to_string_lossy().replace('\\', "/").into_bytes()
 }
 
 /// What stays literal in a path: the RFC 3986 unreserved characters and `/`.

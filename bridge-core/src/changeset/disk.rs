@@ -40,7 +40,7 @@ pub(crate) fn read(root: &Path, path: &Path, deadline: Instant) -> Result<Found>
     let kind = meta.file_type();
     if kind.is_symlink() {
         let target = std::fs::read_link(&full).map_err(io)?;
-        return Ok(Found::Blob(super::blob_id(&link_bytes(&target))));
+        return Ok(Found::Blob(super::blob_id(&super::path_bytes(&target))));
     }
     if kind.is_dir() {
         return Ok(Found::Directory);
@@ -64,17 +64,6 @@ pub(crate) fn read(root: &Path, path: &Path, deadline: Instant) -> Result<Found>
             )),
         })
         .map(Found::Blob)
-}
-
-#[cfg(unix)]
-fn link_bytes(target: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt as _;
-    target.as_os_str().as_bytes().to_vec()
-}
-
-#[cfg(not(unix))]
-fn link_bytes(target: &Path) -> Vec<u8> {
-    target.to_string_lossy().replace('\\', "/").into_bytes()
 }
 
 #[cfg(unix)]
