@@ -179,26 +179,27 @@ impl ChildPeer {
 
     async fn escalate(&self, started: Instant) -> ExitStatus {
         let mut child = self.child.lock().await;
-        if let Ok(Ok(status)) = tokio::time::timeout(
-            SHUTDOWN_GRACE.saturating_sub(started.elapsed()),
-            child.wait(),
-        )
-        .await
-        {
-            return exit_status(status);
+        // Each step waits until its deadline (from `started`), then signals harder.
+        let steps = [
+            (
+                SHUTDOWN_GRACE,
+                Signal::Term,
+                "host still running after shutdown; sending SIGTERM",
+            ),
+            (
+                SHUTDOWN_TOTAL,
+                Signal::Kill,
+                "host ignored SIGTERM; sending SIGKILL",
+            ),
+        ];
+        for (deadline, signal, warning) in steps {
+            let left = deadline.saturating_sub(started.elapsed());
+            if let Ok(Ok(status)) = tokio::time::timeout(left, child.wait()).await {
+                return exit_status(status);
+            }
+            tracing::warn!(program = %self.program, pid = self.pid, "{warning}");
+            signal_group(self.pid, signal);
         }
-        tracing::warn!(program = %self.program, pid = self.pid, "host still running after shutdown; sending SIGTERM");
-        signal_group(self.pid, Signal::Term);
-        if let Ok(Ok(status)) = tokio::time::timeout(
-            SHUTDOWN_TOTAL.saturating_sub(started.elapsed()),
-            child.wait(),
-        )
-        .await
-        {
-            return exit_status(status);
-        }
-        tracing::warn!(program = %self.program, pid = self.pid, "host ignored SIGTERM; sending SIGKILL");
-        signal_group(self.pid, Signal::Kill);
         let _ = child.start_kill();
         match child.wait().await {
             Ok(status) => exit_status(status),

@@ -31,17 +31,9 @@ pub type ClientConfig = PeerConfig;
 pub type ClientStats = PeerStats;
 
 /// A cheap, clonable handle on one host connection.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct HostClient {
     peer: Peer,
-}
-
-impl std::fmt::Debug for HostClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostClient")
-            .field("closed", &self.is_closed())
-            .finish()
-    }
 }
 
 impl HostClient {
