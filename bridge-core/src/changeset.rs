@@ -394,6 +394,14 @@ mod tests {
         ])
     }
 
+    /// Commits `edited.txt` as `v2` on top of [`repo`]'s commit; returns the ids of both commits.
+    fn commit_second(dir: &Path) -> (String, String) {
+        let first = rev_parse(dir, "HEAD");
+        std::fs::write(dir.join("edited.txt"), "v2\n").unwrap();
+        sh(dir, &["commit", "-q", "-am", "second"]);
+        (first, rev_parse(dir, "HEAD"))
+    }
+
     /// The changeset of [`repo`] with `edited.txt` edited, limited to `paths`.
     fn edited_within(paths: &[&str]) -> ChangeSet {
         let dir = repo();
@@ -463,9 +471,7 @@ mod tests {
     #[test]
     fn a_baseline_naming_a_commit_is_used_as_the_base() {
         let dir = repo();
-        let head = rev_parse(dir.path(), "HEAD");
-        std::fs::write(dir.path().join("edited.txt"), "v2\n").unwrap();
-        sh(dir.path(), &["commit", "-q", "-am", "second"]);
+        let (head, _) = commit_second(dir.path());
         let set = changes(dir.path(), &json!({"rev": format!("git:{head}")}), None).unwrap();
         assert_eq!(
             set.changes.len(),
@@ -578,10 +584,7 @@ mod tests {
     #[test]
     fn a_submodule_at_another_commit_is_a_gitlink_change() {
         let upstream = repo();
-        let first = rev_parse(upstream.path(), "HEAD");
-        std::fs::write(upstream.path().join("edited.txt"), "v2\n").unwrap();
-        sh(upstream.path(), &["commit", "-q", "-am", "second"]);
-        let second = rev_parse(upstream.path(), "HEAD");
+        let (first, second) = commit_second(upstream.path());
         let dir = repo();
         let source = upstream.path().to_str().unwrap();
         sh(
