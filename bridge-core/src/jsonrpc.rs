@@ -60,6 +60,17 @@ pub struct ErrorObject {
     pub data: Option<Value>,
 }
 
+impl ErrorObject {
+    /// The error with `key: value` added to its `data` object (left as it is when `data` is no
+    /// object).
+    pub fn with_data(mut self, key: &str, value: Value) -> ErrorObject {
+        if let Some(Value::Object(data)) = &mut self.data {
+            data.insert(key.to_owned(), value);
+        }
+        self
+    }
+}
+
 /// Any message the other side may send, decoded only as far as routing needs.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Incoming {

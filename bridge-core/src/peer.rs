@@ -198,16 +198,13 @@ impl Handler for NoRequests {
 
 /// The `method not found` error object (-32601) for `method`, with failClass `contract`.
 pub fn method_not_found(method: &str) -> ErrorObject {
-    let mut error = error_object(
+    error_object(
         -32601,
         "method not found".into(),
         FailClass::Contract,
         false,
-    );
-    if let Some(Value::Object(data)) = &mut error.data {
-        data.insert("method".into(), Value::String(method.to_owned()));
-    }
-    error
+    )
+    .with_data("method", Value::String(method.to_owned()))
 }
 
 /// An error object with `data: {failClass, retryable}`.

@@ -159,16 +159,13 @@ fn refuse(scope: &Scope, method: &str, why: String) -> ErrorObject {
             c.refused += 1;
         }
     });
-    let mut error = error_object(
+    error_object(
         -32012,
         format!("scope_denied: {why}"),
         FailClass::Policy,
         false,
-    );
-    if let Some(Value::Object(data)) = &mut error.data {
-        data.insert("detail".into(), json!(why));
-    }
-    error
+    )
+    .with_data("detail", json!(why))
 }
 
 fn internal(why: &str) -> ErrorObject {

@@ -226,16 +226,13 @@ async fn evaluate(
             std::future::pending::<()>().await
         }
         Fault::ErrorReply => {
-            let mut error = error_object(
+            return Err(error_object(
                 -32000,
                 "the fake provider failed on purpose".into(),
                 FailClass::Health,
                 true,
-            );
-            if let Some(Value::Object(data)) = &mut error.data {
-                data.insert("detail".into(), json!("disk quota\u{1b}[2J exceeded"));
-            }
-            return Err(error);
+            )
+            .with_data("detail", json!("disk quota\u{1b}[2J exceeded")));
         }
         Fault::CancelledReply => {
             return Err(error_object(
