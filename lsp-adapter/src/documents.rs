@@ -293,6 +293,11 @@ mod tests {
         }
     }
 
+    /// [`Doc::settle`] with `findings` (in UTF-16 columns), no notice, not failed.
+    fn settle_with(doc: &mut Doc, seq: u64, findings: Vec<Diagnostic>) -> bool {
+        doc.settle(seq, Some(findings), None, false, Encoding::Utf16)
+    }
+
     fn ranges(doc: &Doc) -> Vec<(u32, u32, u32)> {
         doc.diagnostics()
             .iter()
@@ -310,13 +315,7 @@ mod tests {
     fn findings_move_with_edits_and_go_when_an_edit_cuts_them() {
         let mut doc = Doc::new(1, "a\nb\n    secret = 1\n".into(), "f".into());
         let seq = doc.begin();
-        assert!(doc.settle(
-            seq,
-            Some(vec![finding(2, 4, 10)]),
-            None,
-            false,
-            Encoding::Utf16
-        ));
+        assert!(settle_with(&mut doc, seq, vec![finding(2, 4, 10)]));
         assert!(doc.change(&insert(0, 0, "\n"), Encoding::Utf16));
         assert_eq!(ranges(&doc), [(3, 4, 10)]);
         assert!(doc.change(&insert(3, 0, "xx"), Encoding::Utf16));
@@ -340,13 +339,7 @@ mod tests {
         let mut doc = Doc::new(1, "one\ntwo secret\n".into(), "f".into());
         let seq = doc.begin();
         doc.change(&insert(0, 0, "zero\n"), Encoding::Utf16);
-        assert!(doc.settle(
-            seq,
-            Some(vec![finding(1, 4, 10)]),
-            None,
-            false,
-            Encoding::Utf16
-        ));
+        assert!(settle_with(&mut doc, seq, vec![finding(1, 4, 10)]));
         assert_eq!(ranges(&doc), [(2, 4, 10)]);
     }
 
@@ -355,17 +348,11 @@ mod tests {
         let mut doc = Doc::new(1, "x\n".into(), "f".into());
         let first = doc.begin();
         let second = doc.begin();
-        assert!(!doc.settle(
-            first,
-            Some(vec![finding(0, 0, 1)]),
-            None,
-            false,
-            Encoding::Utf16
-        ));
+        assert!(!settle_with(&mut doc, first, vec![finding(0, 0, 1)]));
         assert!(doc.job(first).is_none());
         assert!(doc.job(second).is_some());
         assert!(doc.pending());
-        assert!(doc.settle(second, Some(vec![]), None, false, Encoding::Utf16));
+        assert!(settle_with(&mut doc, second, vec![]));
         assert!(!doc.pending());
     }
 
@@ -379,21 +366,15 @@ mod tests {
         let doc = docs.get_mut(&uri).unwrap();
         let new_seq = doc.begin();
         assert_ne!(old_seq, new_seq);
-        assert!(!doc.settle(old_seq, Some(vec![]), None, false, Encoding::Utf16));
-        assert!(doc.settle(new_seq, Some(vec![]), None, false, Encoding::Utf16));
+        assert!(!settle_with(doc, old_seq, vec![]));
+        assert!(settle_with(doc, new_seq, vec![]));
     }
 
     #[test]
     fn a_full_text_change_is_one_minimal_edit() {
         let mut doc = Doc::new(1, "a\nkey = 1\n".into(), "f".into());
         let seq = doc.begin();
-        doc.settle(
-            seq,
-            Some(vec![finding(1, 0, 3)]),
-            None,
-            false,
-            Encoding::Utf16,
-        );
+        settle_with(&mut doc, seq, vec![finding(1, 0, 3)]);
         let full = TextDocumentContentChangeEvent {
             range: None,
             range_length: None,

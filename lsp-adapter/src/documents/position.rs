@@ -252,6 +252,16 @@ mod tests {
         Range::new(pos(a.0, a.1), pos(b.0, b.1))
     }
 
+    /// The range from `start` to `end` as `edit` moves it, in the same `(line, character)` pairs;
+    /// `None` when the edit drops it.
+    fn moved(edit: &Edit, start: (u32, u32), end: (u32, u32)) -> Option<[(u32, u32); 2]> {
+        let moved = edit.move_range(range(start, end))?;
+        Some([
+            (moved.start.line, moved.start.character),
+            (moved.end.line, moved.end.character),
+        ])
+    }
+
     #[test]
     fn lines_end_at_lf_crlf_and_cr() {
         let text = Text::new("a\nbb\r\nccc\rd".into());
@@ -290,62 +300,35 @@ mod tests {
 
     #[test]
     fn a_range_after_an_insertion_moves_down_and_right() {
-        let newline_at_top = Edit::new(range((0, 0), (0, 0)), "\n", Encoding::Utf16);
-        assert_eq!(
-            newline_at_top.move_range(range((2, 4), (2, 10))),
-            Some(range((3, 4), (3, 10)))
-        );
+        let newline = Edit::new(range((0, 0), (0, 0)), "\n", Encoding::Utf16);
+        assert_eq!(moved(&newline, (2, 4), (2, 10)), Some([(3, 4), (3, 10)]));
         let two_chars = Edit::new(range((3, 0), (3, 0)), "xx", Encoding::Utf16);
-        assert_eq!(
-            two_chars.move_range(range((3, 4), (3, 10))),
-            Some(range((3, 6), (3, 12)))
-        );
+        assert_eq!(moved(&two_chars, (3, 4), (3, 10)), Some([(3, 6), (3, 12)]));
         let emoji = Edit::new(range((3, 0), (3, 0)), "😀", Encoding::Utf16);
-        assert_eq!(
-            emoji.move_range(range((3, 4), (3, 10))),
-            Some(range((3, 6), (3, 12)))
-        );
+        assert_eq!(moved(&emoji, (3, 4), (3, 10)), Some([(3, 6), (3, 12)]));
         let emoji = Edit::new(range((3, 0), (3, 0)), "😀", Encoding::Utf8);
-        assert_eq!(
-            emoji.move_range(range((3, 4), (3, 10))),
-            Some(range((3, 8), (3, 14)))
-        );
+        assert_eq!(moved(&emoji, (3, 4), (3, 10)), Some([(3, 8), (3, 14)]));
     }
 
     #[test]
     fn joining_lines_moves_a_range_up_onto_the_joined_line() {
         // Deleting from 1:3 to 2:1 joins line 2 (minus its first char) onto line 1.
         let join = Edit::new(range((1, 3), (2, 1)), "", Encoding::Utf16);
-        assert_eq!(
-            join.move_range(range((2, 5), (2, 8))),
-            Some(range((1, 7), (1, 10)))
-        );
-        assert_eq!(
-            join.move_range(range((4, 0), (4, 2))),
-            Some(range((3, 0), (3, 2)))
-        );
-        assert_eq!(
-            join.move_range(range((0, 0), (1, 3))),
-            Some(range((0, 0), (1, 3)))
-        );
+        assert_eq!(moved(&join, (2, 5), (2, 8)), Some([(1, 7), (1, 10)]));
+        assert_eq!(moved(&join, (4, 0), (4, 2)), Some([(3, 0), (3, 2)]));
+        assert_eq!(moved(&join, (0, 0), (1, 3)), Some([(0, 0), (1, 3)]));
     }
 
     #[test]
     fn an_edit_inside_a_range_stretches_it_and_one_across_its_end_drops_it() {
         let inside = Edit::new(range((2, 6), (2, 6)), "abc", Encoding::Utf16);
-        assert_eq!(
-            inside.move_range(range((2, 4), (2, 10))),
-            Some(range((2, 4), (2, 13)))
-        );
+        assert_eq!(moved(&inside, (2, 4), (2, 10)), Some([(2, 4), (2, 13)]));
         let across = Edit::new(range((2, 8), (2, 12)), "", Encoding::Utf16);
-        assert_eq!(across.move_range(range((2, 4), (2, 10))), None);
+        assert_eq!(moved(&across, (2, 4), (2, 10)), None);
         let all = Edit::new(range((2, 4), (2, 10)), "", Encoding::Utf16);
-        assert_eq!(all.move_range(range((2, 4), (2, 10))), None);
+        assert_eq!(moved(&all, (2, 4), (2, 10)), None);
         let at_end = Edit::new(range((2, 10), (2, 10)), "z", Encoding::Utf16);
-        assert_eq!(
-            at_end.move_range(range((2, 4), (2, 10))),
-            Some(range((2, 4), (2, 10)))
-        );
+        assert_eq!(moved(&at_end, (2, 4), (2, 10)), Some([(2, 4), (2, 10)]));
     }
 
     #[test]
