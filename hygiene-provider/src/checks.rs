@@ -173,6 +173,14 @@ mod tests {
         .collect()
     }
 
+    /// Each finding as `(rule, range, message)`, to compare a whole list at once.
+    pub(super) fn spots(found: &[Finding]) -> Vec<(Rule, Option<Range>, &str)> {
+        found
+            .iter()
+            .map(|f| (f.rule, f.range, f.message.as_str()))
+            .collect()
+    }
+
     pub(super) fn range(sl: u32, sc: u32, el: u32, ec: u32) -> Option<Range> {
         Some(Range {
             start: Position { line: sl, char: sc },

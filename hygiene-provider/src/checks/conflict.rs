@@ -102,7 +102,7 @@ fn short(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{range, run};
+    use super::super::tests::{range, run, spots};
     use crate::rules::Rule;
 
     #[test]
@@ -110,12 +110,11 @@ mod tests {
         let text =
             "fn a() {}\n<<<<<<< HEAD\nlet x = 1;\n=======\nlet x = 2;\n>>>>>>> feature/é\nend\n";
         let found = run("src/a.rs", text, Some("fn a() {}\nend\n"));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].rule, Rule::MergeConflict);
-        assert_eq!(found[0].range, range(1, 0, 5, 17));
+        let message =
+            "unresolved merge conflict (5 lines, from `<<<<<<< HEAD` to `>>>>>>> feature/é`)";
         assert_eq!(
-            found[0].message,
-            "unresolved merge conflict (5 lines, from `<<<<<<< HEAD` to `>>>>>>> feature/é`)"
+            spots(&found),
+            [(Rule::MergeConflict, range(1, 0, 5, 17), message)]
         );
     }
 

@@ -59,7 +59,7 @@ pub(super) fn check_bytes(bytes: &[u8], out: &mut Vec<Finding>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{range, run};
+    use super::super::tests::{range, run, spots};
     use crate::rules::Rule;
 
     #[test]
@@ -67,12 +67,10 @@ mod tests {
         let text =
             "# clé 😀\n  -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n";
         let found = run("deploy/id_rsa", text, None);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].rule, Rule::PrivateKey);
-        assert_eq!(found[0].range, range(1, 7, 1, 28));
+        let message = "private key in the repository (`BEGIN RSA PRIVATE KEY`)";
         assert_eq!(
-            found[0].message,
-            "private key in the repository (`BEGIN RSA PRIVATE KEY`)"
+            spots(&found),
+            [(Rule::PrivateKey, range(1, 7, 1, 28), message)]
         );
         let after_emoji = run("k", "😀 BEGIN PRIVATE KEY\n", None);
         assert_eq!(after_emoji[0].range, range(0, 3, 0, 20));
