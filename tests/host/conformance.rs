@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, evaluate_once,
-    provider_state, reasons, repo, valid, well_host,
+    Config, Host, Provider, Repo, assert_fault_is_indeterminate, assert_indeterminate,
+    evaluate_fault, evaluate_once, reasons, repo, valid, well_host,
 };
 
 /// A repository policy whose one requirement, `checks`, pins provider `pin_id` (its identity and
@@ -320,16 +320,12 @@ async fn core_provider_forbidden_fields() {
 
 #[tokio::test]
 async fn core_malformed_required_provider() {
-    let (verdict, _) = evaluate_fault("malformed", "sweep").await;
-    assert_indeterminate(&verdict, "malformed");
-    assert_eq!(provider_state(&verdict), "malformed");
+    assert_fault_is_indeterminate("malformed", "sweep", "malformed", "malformed").await;
 }
 
 #[tokio::test]
 async fn core_provider_skewed() {
-    let (verdict, _) = evaluate_fault("refuse-protocol", "interactive").await;
-    assert_indeterminate(&verdict, "skewed");
-    assert_eq!(provider_state(&verdict), "incompatible");
+    assert_fault_is_indeterminate("refuse-protocol", "interactive", "skewed", "incompatible").await;
 
     skewed_when_asp_0_1_is_refused().await;
 }

@@ -4,15 +4,13 @@
 use serde_json::json;
 
 use crate::support::{
-    Config, Host, Provider, Repo, assert_indeterminate, evaluate_fault, evaluate_once,
-    provider_state, reasons, repo,
+    Config, Host, Provider, Repo, assert_fault_is_indeterminate, assert_indeterminate,
+    evaluate_fault, evaluate_once, reasons, repo,
 };
 
 #[tokio::test]
 async fn a_crash_during_evaluation_is_crashed() {
-    let (verdict, _) = evaluate_fault("crash", "interactive").await;
-    assert_indeterminate(&verdict, "crashed");
-    assert_eq!(provider_state(&verdict), "crashed");
+    assert_fault_is_indeterminate("crash", "interactive", "crashed", "crashed").await;
 }
 
 #[tokio::test]

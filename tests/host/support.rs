@@ -304,6 +304,19 @@ pub(crate) async fn evaluate_fault(fault: &str, call_site: &str) -> (Value, Conf
     evaluate_once(vec![Provider::fake(fault)], "second\n", call_site).await
 }
 
+/// Asserts that a fake provider doing `fault` at `call_site` leaves the decision indeterminate for
+/// `reason` ([`assert_indeterminate`]), with the provider in `state`.
+pub(crate) async fn assert_fault_is_indeterminate(
+    fault: &str,
+    call_site: &str,
+    reason: &str,
+    state: &str,
+) {
+    let (verdict, _) = evaluate_fault(fault, call_site).await;
+    assert_indeterminate(&verdict, reason);
+    assert_eq!(provider_state(&verdict), state, "{verdict:#}");
+}
+
 /// The state of the first provider in `coverage.degraded`.
 pub(crate) fn provider_state(verdict: &Value) -> &str {
     verdict["coverage"]["degraded"][0]["providerState"]
