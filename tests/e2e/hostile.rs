@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use test_support::process::FifoWriters;
 
-use crate::support::{Run, Scratch, assert_failed, fixtures, host_command, run_bridge};
+use crate::support::{Run, Scratch, assert_failed, fixtures, run_against_fake_host, run_bridge};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -44,11 +44,18 @@ pub(crate) fn fixtures_with(scratch: &Scratch, hostile: &[(&str, &str)]) -> Path
 /// The fake host answering from `fixtures_with(hostile)`, recording to the orphan marker.
 fn hostile_host(scratch: &Scratch, hostile: &[(&str, &str)]) -> String {
     let dir = fixtures_with(scratch, hostile);
-    host_command(&format!(
-        "--record {} --fixtures {}",
-        scratch.marker().display(),
-        dir.display()
-    ))
+    scratch.fake_host(&format!("--fixtures {}", dir.display()))
+}
+
+/// `asp-bridge status` against the fake host answering `host/status` with `hostile` (a file of
+/// `tests/fixtures/hostile/`).
+fn status_answered_with(scratch: &Scratch, hostile: &str) -> Run {
+    let host = hostile_host(scratch, &[("outer/status.response.json", hostile)]);
+    let repo = scratch.path().to_str().unwrap();
+    bridge(
+        scratch,
+        &["status", "--repo", repo, "--host-command", &host],
+    )
 }
 
 fn bridge(scratch: &Scratch, args: &[&str]) -> Run {
@@ -74,15 +81,7 @@ fn assert_terminal_safe(text: &str) {
 #[test]
 fn a_hostile_error_message_reaches_the_terminal_as_one_filtered_line() {
     let scratch = Scratch::new();
-    let host = hostile_host(
-        &scratch,
-        &[("outer/status.response.json", "status.forged-error.json")],
-    );
-    let repo = scratch.path().to_str().unwrap();
-    let run = bridge(
-        &scratch,
-        &["status", "--repo", repo, "--host-command", &host],
-    );
+    let run = status_answered_with(&scratch, "status.forged-error.json");
     assert_failed(&run, 3, "health", "host refused host/status: boom");
     assert_terminal_safe(&run.stderr);
 }
@@ -112,15 +111,7 @@ fn a_hostile_stderr_tail_is_filtered_and_capped() {
 #[test]
 fn line_breaks_in_host_identifiers_do_not_forge_lines_of_status() {
     let scratch = Scratch::new();
-    let host = hostile_host(
-        &scratch,
-        &[("outer/status.response.json", "status.forged-lines.json")],
-    );
-    let repo = scratch.path().to_str().unwrap();
-    let run = bridge(
-        &scratch,
-        &["status", "--repo", repo, "--host-command", &host],
-    );
+    let run = status_answered_with(&scratch, "status.forged-lines.json");
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let labels = [
         "host ",
@@ -177,23 +168,8 @@ fn a_host_that_is_not_installed_is_one_line_with_the_cause_once_and_what_to_do()
 #[test]
 fn sarif_bounds_the_first_status_call_by_its_timeout() {
     let scratch = Scratch::git_repo();
-    let host = host_command(&format!(
-        "--record {} --hang-on host/status",
-        scratch.marker().display()
-    ));
-    let repo = scratch.path().to_str().unwrap();
-    let run = bridge(
-        &scratch,
-        &[
-            "sarif",
-            "--repo",
-            repo,
-            "--host-command",
-            &host,
-            "--timeout-ms",
-            "700",
-        ],
-    );
+    let timeout = ["--timeout-ms", "700"];
+    let run = run_against_fake_host(&scratch, "sarif", "--hang-on host/status", &timeout, LIMIT);
     assert_failed(
         &run,
         3,
@@ -246,10 +222,7 @@ fn sarif_names_what_did_not_run_in_its_success_line() {
 #[test]
 fn sarif_to_a_reader_that_leaves_early_exits_zero_quietly() {
     let scratch = Scratch::git_repo();
-    let host = host_command(&format!(
-        "--record {} --findings 3000",
-        scratch.marker().display()
-    ));
+    let host = scratch.fake_host("--findings 3000");
     let mut child = Command::new(crate::support::bridge_bin())
         .args(["sarif", "--repo"])
         .arg(scratch.path())
@@ -299,7 +272,7 @@ fn an_untracked_file_larger_than_the_memory_limit_is_hashed_as_it_streams() {
     let big = std::fs::File::create(scratch.path().join("big.bin")).unwrap();
     big.set_len(GIB + GIB / 2).unwrap(); // sparse: no disk space used
     drop(big);
-    let host = host_command(&format!("--record {}", scratch.marker().display()));
+    let host = scratch.fake_host("");
     // `ulimit -v` (KiB) sets RLIMIT_AS for the bridge and what it starts; two malloc arenas keep
     // the ordinary use of address space well under the limit.
     let limited = format!("ulimit -v {}; exec \"$0\" \"$@\"", GIB / 1024);

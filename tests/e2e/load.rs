@@ -22,7 +22,7 @@ use test_support::mcp::TOOLS;
 use test_support::ndjson::json_lines;
 use test_support::process::wait_exit;
 
-use crate::support::{Scratch, host_command, spawn_bridge};
+use crate::support::{Scratch, spawn_bridge};
 
 /// Against a hang only; a healthy run takes a few seconds.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -32,11 +32,6 @@ const RSS_BOUND_KIB: u64 = 512 * 1024;
 const MCP_CALLS: i64 = 1_000;
 
 const LSP_CHANGES: i32 = 10_000;
-
-/// A fake-host command line that records to the scratch marker (so the orphan check finds it).
-fn fake(scratch: &Scratch) -> String {
-    host_command(&format!("--record {}", scratch.marker().display()))
-}
 
 /// Keeps the host's record out of the working-tree changes.
 fn ignore_the_record(scratch: &Scratch) {
@@ -86,7 +81,7 @@ fn tool_call(id: i64) -> Value {
 fn a_thousand_concurrent_mcp_tool_calls_are_each_answered_once() {
     let scratch = mcp_workspace();
     let repo = scratch.path().to_str().expect("a UTF-8 path");
-    let host = fake(&scratch);
+    let host = scratch.fake_host("");
     let args = ["mcp", "--repo", repo, "--host-command", &host];
     let (child, mut stdin, stdout) = spawn_bridge(args, scratch.path());
     let pid = child.id();
@@ -198,7 +193,7 @@ fn a_burst_of_ten_thousand_lsp_changes_loses_nothing_and_the_server_stays_up() {
     ignore_the_record(&scratch);
     std::fs::create_dir_all(scratch.path().join("src")).unwrap();
     std::fs::write(scratch.path().join("src/api.ts"), crate::lsp::api_ts()).unwrap();
-    let host = fake(&scratch);
+    let host = scratch.fake_host("");
     let args = ["lsp", "--debounce-ms", "0", "--host-command", &host];
     let (child, mut stdin, stdout) = spawn_bridge(args, scratch.path());
     let pid = child.id();

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use test_support::lsp::{frame, frames};
 use test_support::process::{wait_exit, wait_output};
 
-use crate::support::{Scratch, bridge, bridge_bin, host_command, spawn_bridge};
+use crate::support::{Scratch, bridge, bridge_bin, spawn_bridge};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -35,7 +35,7 @@ fn workspace() -> (Scratch, String) {
     let scratch = Scratch::git_repo();
     std::fs::create_dir_all(scratch.path().join("src")).unwrap();
     std::fs::write(scratch.path().join("src/api.ts"), api_ts()).unwrap();
-    let host = host_command(&format!("--record {}", scratch.marker().display()));
+    let host = scratch.fake_host("");
     (scratch, host)
 }
 

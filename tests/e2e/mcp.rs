@@ -12,7 +12,7 @@ use test_support::mcp::{
     LEGACY, MODERN, McpClient, TOOLS, assert_cause_says, python_client_script,
 };
 
-use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin, host_command};
+use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin};
 
 mod hostile;
 
@@ -29,11 +29,6 @@ fn workspace() -> Scratch {
     .unwrap();
     std::fs::write(scratch.path().join("README.txt"), "changed\n").unwrap();
     scratch
-}
-
-/// A fake-host command line that records to the scratch marker (so the orphan check finds it).
-fn fake(scratch: &Scratch, flags: &str) -> String {
-    host_command(&format!("--record {} {flags}", scratch.marker().display()))
 }
 
 /// A host that crashes on its second request the first time it is started, and behaves after.
@@ -93,7 +88,7 @@ pub(crate) fn close_cleanly(bridge: McpClient, scratch: &Scratch) {
 fn mcp_answers_both_eras_with_nothing_but_frames_on_stdout() {
     for era in [LEGACY, MODERN] {
         let scratch = workspace();
-        let mut bridge = start(&scratch, &fake(&scratch, ""), &[], era);
+        let mut bridge = start(&scratch, &scratch.fake_host(""), &[], era);
         assert_eq!(bridge.tools(), TOOLS, "{era}");
         for tool in TOOLS {
             let body = assert_ok(&bridge.call(tool, arguments_for(tool))).clone();
@@ -150,7 +145,7 @@ fn mcp_survives_a_host_crash_and_the_next_call_works() {
 #[test]
 fn mcp_reports_a_hung_host_as_a_health_timeout() {
     let scratch = Scratch::new();
-    let host = fake(&scratch, "--hang-on host/capabilities");
+    let host = scratch.fake_host("--hang-on host/capabilities");
     let mut bridge = start(&scratch, &host, &["--timeout-ms", "300"], LEGACY);
     let body = assert_failed(&bridge.call("asp_capabilities", json!({})), "health").clone();
     assert_cause_says(&body, "within 300 ms");
@@ -162,7 +157,7 @@ fn mcp_reports_a_hung_host_as_a_health_timeout() {
 fn mcp_names_each_fail_class_of_a_refusing_host() {
     for class in ["health", "contract", "policy", "input"] {
         let scratch = Scratch::new();
-        let host = fake(&scratch, &format!("--error host/capabilities={class}"));
+        let host = scratch.fake_host(&format!("--error host/capabilities={class}"));
         let mut bridge = start(&scratch, &host, &[], MODERN);
         let body = assert_failed(&bridge.call("asp_capabilities", json!({})), class).clone();
         assert_cause_says(&body, "fake host refuses");
@@ -173,7 +168,7 @@ fn mcp_names_each_fail_class_of_a_refusing_host() {
 #[test]
 fn mcp_refuses_paths_outside_the_workspace() {
     let scratch = workspace();
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
     for (tool, arguments) in [
         ("asp_diagnostics", json!({"paths": ["../outside"]})),
         ("asp_diagnostics", json!({"paths": ["/etc/passwd"]})),
@@ -203,7 +198,7 @@ fn mcp_refuses_every_tool_when_the_repository_policy_disables_it() {
         r#"{"adapters": {"mcp": {"enabled": false}}}"#,
     )
     .unwrap();
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], MODERN);
     for tool in TOOLS {
         let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
         assert_cause_says(&body, ".asp/asp.json");
@@ -218,7 +213,7 @@ fn mcp_refuses_every_tool_when_the_repository_policy_disables_it() {
 #[test]
 fn mcp_shuts_the_host_down_when_the_client_goes_away_and_never_gates() {
     let scratch = workspace();
-    let mut bridge = start(&scratch, &fake(&scratch, "--progress"), &[], LEGACY);
+    let mut bridge = start(&scratch, &scratch.fake_host("--progress"), &[], LEGACY);
     for tool in TOOLS {
         assert_ok(&bridge.call(tool, arguments_for(tool)));
     }
@@ -241,7 +236,7 @@ fn mcp_shuts_the_host_down_when_the_client_goes_away_and_never_gates() {
 #[test]
 fn mcp_stops_on_sigterm_and_takes_the_host_with_it() {
     let scratch = workspace();
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], MODERN);
     assert_ok(&bridge.call("asp_status", json!({})));
     let (code, _) = bridge.terminate();
     assert_eq!(code, Some(0));
@@ -263,7 +258,7 @@ fn python_sdk_client_in_both_eras_with_progress_crash_recovery_and_traversal() {
             .arg(python_client_script())
             .args(["--bridge", bridge_bin(), "--mode", mode, "--repo"])
             .arg(scratch.path())
-            .args(["--host-command", &fake(&scratch, "--progress")])
+            .args(["--host-command", &scratch.fake_host("--progress")])
             .args(["--crash-host-command", &crash_once(&scratch)])
             .env_remove("ASP_BRIDGE_HOST_COMMAND")
             .output()
@@ -310,7 +305,7 @@ fn inspector_run(
     let home = scratch.path().join("inspector-home");
     std::fs::create_dir_all(&home).unwrap();
     let repo = scratch.path().display().to_string();
-    let host = fake(scratch, "");
+    let host = scratch.fake_host("");
     let output = Command::new("node")
         .arg(launcher)
         .arg("--cli")
@@ -434,7 +429,7 @@ fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
 fn mcp_evaluates_a_hostile_working_tree() {
     let scratch = workspace();
     let links = crate::support::hostile_tree(&scratch);
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], MODERN);
     let result = bridge.call("asp_diagnostics", json!({}));
     let body = assert_ok(&result);
     let changed = body["changedFiles"].as_u64().unwrap();
@@ -482,7 +477,7 @@ fn mcp_refuses_a_policy_file_that_is_a_link_or_a_fifo_and_keeps_serving() {
                     .success()
             ),
         }
-        let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+        let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
         for tool in ["asp_status", "asp_diagnostics"] {
             let body = assert_failed(&bridge.call(tool, arguments_for(tool)), "policy").clone();
             let cause = body["cause"].as_str().unwrap();

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::external_tool;
+use test_support::git::Repo;
 use test_support::opcore::{INDEX_TS_CHANGED, Opcore, typescript_repo};
 use test_support::process::wait_output;
 
@@ -29,6 +30,12 @@ const TYPE_ERRORS: [&str; 2] = [
 
 /// `asp-bridge sarif --repo R --config C` with nothing else installed: the log, checked against the
 /// OASIS schema and (when at hand) the SARIF Multitool's SARIF and GitHub rules.
+/// What a test of opcore runs with: opcore unpacked for `test` ([`Opcore::unpack`]: `None` where it
+/// cannot be) and the TypeScript repository (`changed` as [`typescript_repo`] takes it).
+fn unpack_with_repo(test: &str, changed: bool) -> Option<(Opcore, Repo)> {
+    Some((Opcore::unpack(test)?, typescript_repo(changed)))
+}
+
 fn sarif(opcore: &Opcore, root: &Path) -> Value {
     let config = opcore.write_host_toml();
     let outside = Scratch::new();
@@ -80,10 +87,9 @@ fn results(run: &Value) -> BTreeSet<(String, String, String)> {
 #[test]
 fn sarif_has_opcores_type_errors_on_the_changed_file() {
     const TEST: &str = "sarif_has_opcores_type_errors_on_the_changed_file";
-    let Some(opcore) = Opcore::unpack(TEST) else {
+    let Some((opcore, repo)) = unpack_with_repo(TEST, true) else {
         return;
     };
-    let repo = typescript_repo(true);
     let log = sarif(&opcore, &repo.root());
     let sarif_run = &log["runs"][0];
     let expected: BTreeSet<(String, String, String)> = TYPE_ERRORS
@@ -103,10 +109,9 @@ fn sarif_has_opcores_type_errors_on_the_changed_file() {
 #[test]
 fn sarif_places_opcores_project_level_finding_on_the_workspace_root() {
     const TEST: &str = "sarif_places_opcores_project_level_finding_on_the_workspace_root";
-    let Some(opcore) = Opcore::unpack(TEST) else {
+    let Some((opcore, repo)) = unpack_with_repo(TEST, false) else {
         return;
     };
-    let repo = typescript_repo(false);
     repo.write(
         "tsconfig.json",
         "{\n  \"compilerOptions\": {\"target\": \"nope\", \"strict\": true},\n  \"include\": [\"src\"]\n}\n",
@@ -134,13 +139,11 @@ fn the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics() {
     else {
         return;
     };
-    let Some(opcore) = Opcore::unpack(TEST) else {
+    let Some((opcore, repo)) = unpack_with_repo(TEST, true) else {
         return;
     };
-    let config = opcore.write_host_toml();
-    let repo = typescript_repo(true);
+    let (config, outside) = (opcore.write_host_toml(), Scratch::new());
     let root = repo.root();
-    let outside = Scratch::new();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/mcp/diagnostics.py");
     let mut command = Command::new(python);
     command
@@ -185,14 +188,12 @@ fn neovim_shows_opcores_type_errors_after_save() {
         external_tool("ASP_BRIDGE_NVIM", "Neovim (`nvim`)");
         return;
     };
-    let Some(opcore) = Opcore::unpack(TEST) else {
+    // Committed and unchanged: the type errors only exist once Neovim has saved the new text.
+    let Some((opcore, repo)) = unpack_with_repo(TEST, false) else {
         return;
     };
-    let config = opcore.write_host_toml();
-    // Committed and unchanged: the type errors only exist once Neovim has saved the new text.
-    let repo = typescript_repo(false);
+    let (config, outside) = (opcore.write_host_toml(), Scratch::new());
     let root = repo.root();
-    let outside = Scratch::new();
     let cache = outside.path().join("nvim-cache");
     let config = config.display().to_string();
     let mut command = neovim(&nvim, &root, &["--config", &config], &cache);

@@ -90,6 +90,12 @@ impl Scratch {
         self.path().join("host-record.jsonl")
     }
 
+    /// A fake-host command line with `flags`, recording to [`Scratch::marker`] (so the orphan
+    /// check finds the host).
+    pub(crate) fn fake_host(&self, flags: &str) -> String {
+        host_command(&format!("--record {} {flags}", self.marker().display()))
+    }
+
     /// What the fake host recorded with `--record {marker}`: one JSON value per line.
     pub(crate) fn recorded(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(self.marker())
@@ -184,7 +190,7 @@ pub(crate) fn run_against_fake_host(
     extra: &[&str],
     limit: Duration,
 ) -> Run {
-    let host = host_command(&format!("--record {} {flags}", scratch.marker().display()));
+    let host = scratch.fake_host(flags);
     let repo = scratch.path().to_str().unwrap();
     let mut args = vec![command, "--repo", repo, "--host-command", &host];
     args.extend_from_slice(extra);

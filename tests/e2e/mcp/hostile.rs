@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use test_support::mcp::{LEGACY, MODERN, assert_cause_says};
 
-use super::{assert_failed, assert_ok, close_cleanly, fake, start, workspace};
+use super::{assert_failed, assert_ok, close_cleanly, start, workspace};
 use crate::hostile::fixtures_with;
-use crate::support::{Scratch, host_command};
+use crate::support::Scratch;
 
 /// The fake host answering from the usual fixtures with `hostile` ones in place.
 fn hostile_host(scratch: &Scratch, hostile: &[(&str, &str)], flags: &str) -> String {
@@ -23,11 +23,7 @@ fn hostile_host(scratch: &Scratch, hostile: &[(&str, &str)], flags: &str) -> Str
             .unwrap();
         writeln!(file, "fixtures/").unwrap();
     }
-    host_command(&format!(
-        "--record {} --fixtures {} {flags}",
-        scratch.marker().display(),
-        dir.display()
-    ))
+    scratch.fake_host(&format!("--fixtures {} {flags}", dir.display()))
 }
 
 #[test]
@@ -67,7 +63,7 @@ fn an_empty_object_or_array_is_no_answer_not_a_clean_empty_one() {
 #[test]
 fn inspect_requests_are_confined_by_the_shape_of_their_values() {
     let scratch = workspace();
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], MODERN);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], MODERN);
     for request in [
         json!({"uri": "file:///etc/passwd"}),
         json!({"textDocument": {"uri": "file:///etc/passwd"}}),
@@ -160,7 +156,7 @@ fn a_host_that_is_not_installed_is_not_retryable_and_says_what_to_do() {
 #[test]
 fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
     let scratch = Scratch::new();
-    let host = fake(&scratch, "--hang-on host/queryInspect");
+    let host = scratch.fake_host("--hang-on host/queryInspect");
     let mut bridge = start(&scratch, &host, &[], LEGACY);
     let body = assert_failed(
         &bridge.call(
@@ -177,7 +173,7 @@ fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
 #[test]
 fn argument_hints_follow_the_field() {
     let scratch = workspace();
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
     let body = assert_failed(
         &bridge.call("asp_diagnostics", json!({"limit": 0})),
         "input",
@@ -198,7 +194,7 @@ fn argument_hints_follow_the_field() {
 #[test]
 fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
     let scratch = Scratch::new();
-    let mut bridge = start(&scratch, &fake(&scratch, ""), &[], LEGACY);
+    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
     bridge.send_line(b"this is not json");
     let error = bridge.frame_with_id(&Value::Null);
     assert_eq!(error["error"]["code"], -32700, "{error}");
@@ -222,7 +218,7 @@ fn lines_that_are_no_mcp_message_get_an_error_reply_and_the_session_goes_on() {
 #[test]
 fn a_request_id_reused_while_in_flight_is_refused_and_every_request_is_answered_once() {
     let scratch = Scratch::new();
-    let host = fake(&scratch, "--hang-on host/capabilities");
+    let host = scratch.fake_host("--hang-on host/capabilities");
     let mut bridge = start(&scratch, &host, &["--timeout-ms", "1500"], LEGACY);
     let call = |tool: &str| {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
