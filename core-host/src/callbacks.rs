@@ -111,6 +111,7 @@ impl Drop for ScopeGuard {
 }
 
 /// The handler of one provider's connection.
+#[derive(Clone)]
 pub(crate) struct Callbacks {
     pub(crate) scope: Arc<Scope>,
     pub(crate) workspace: Arc<Workspace>,
@@ -121,15 +122,14 @@ impl Handler for Callbacks {
         &self,
         request: IncomingRequest,
     ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
-        let scope = self.scope.clone();
-        let workspace = self.workspace.clone();
+        let callbacks = self.clone();
         Box::pin(async move {
             let params: Value = request.params()?;
             let answer = match request.method.as_str() {
-                "workspace/readBlob" => read_blob(&scope, &workspace, params).await?,
-                "workspace/listTree" => list_tree(&scope, &workspace, params).await?.to_string(),
+                "workspace/readBlob" => read_blob(&callbacks, params).await?,
+                "workspace/listTree" => list_tree(&callbacks, params).await?.to_string(),
                 other => {
-                    tracing::warn!(provider = %scope.provider, method = other, "provider called an unknown host method");
+                    tracing::warn!(provider = %callbacks.scope.provider, method = other, "provider called an unknown host method");
                     return Err(method_not_found(other));
                 }
             };
@@ -192,11 +192,8 @@ enum Source {
     Baseline { oid: String },
 }
 
-async fn read_blob(
-    scope: &Arc<Scope>,
-    workspace: &Arc<Workspace>,
-    params: Value,
-) -> Result<String, ErrorObject> {
+async fn read_blob(callbacks: &Callbacks, params: Value) -> Result<String, ErrorObject> {
+    let Callbacks { scope, workspace } = callbacks;
     const METHOD: &str = "workspace/readBlob";
     schema::check(Shape::ReadBlobParams, &params)
         .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
@@ -376,11 +373,8 @@ fn encode(
     Ok(out)
 }
 
-async fn list_tree(
-    scope: &Arc<Scope>,
-    workspace: &Arc<Workspace>,
-    params: Value,
-) -> Result<Value, ErrorObject> {
+async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorObject> {
+    let Callbacks { scope, workspace } = callbacks;
     const METHOD: &str = "workspace/listTree";
     schema::check(Shape::ListTreeParams, &params)
         .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;

@@ -25,8 +25,9 @@ fn blob_id(text: &str) -> String {
     format!("blob:sha256:{}", crate::json::sha256_hex(text.as_bytes()))
 }
 
-/// A scope open on the repository's baseline, with opcore's grant (`**/*` ∩ `**`).
-fn opened(workspace: &Workspace) -> (Arc<Scope>, ScopeGuard, Baseline) {
+/// The callbacks of a provider whose scope is open on the repository's baseline, with opcore's
+/// grant (`**/*` ∩ `**`).
+fn opened(workspace: &Arc<Workspace>) -> (Callbacks, ScopeGuard, Baseline) {
     let scope = Arc::new(Scope::new("opcore"));
     scope.set_grant(GlobSet::new(&["**/*"]), GlobSet::new(&["**"]));
     let baseline = workspace.baseline();
@@ -36,14 +37,15 @@ fn opened(workspace: &Workspace) -> (Arc<Scope>, ScopeGuard, Baseline) {
         served: Default::default(),
         refused: 0,
     });
-    (scope, guard, baseline)
+    let workspace = workspace.clone();
+    (Callbacks { scope, workspace }, guard, baseline)
 }
 
 #[tokio::test]
 async fn opcores_list_tree_queries_get_the_real_baseline_entries() {
     let repo = Repo::new(&FILES);
     let workspace = Arc::new(Workspace::open(repo.path()).unwrap());
-    let (scope, _guard, baseline) = opened(&workspace);
+    let (callbacks, _guard, baseline) = opened(&workspace);
     let recorded: Value = serde_json::from_str(include_str!(
         "../../../tests/fixtures/opcore/callbacks.type-errors.json"
     ))
@@ -70,7 +72,7 @@ async fn opcores_list_tree_queries_get_the_real_baseline_entries() {
             .filter(|(p, _)| *p == path)
             .map(|(p, text)| json!({"path": p, "blobId": blob_id(text), "kind": "file"}))
             .collect();
-        let answer = list_tree(&scope, &workspace, params).await.unwrap();
+        let answer = list_tree(&callbacks, params).await.unwrap();
         assert_eq!(
             answer,
             json!({"entries": expected, "truncated": false}),
@@ -83,9 +85,9 @@ async fn opcores_list_tree_queries_get_the_real_baseline_entries() {
 async fn list_tree_without_paths_lists_every_baseline_file_and_a_folder_path_lists_its_files() {
     let repo = Repo::new(&FILES);
     let workspace = Arc::new(Workspace::open(repo.path()).unwrap());
-    let (scope, _guard, baseline) = opened(&workspace);
+    let (callbacks, _guard, baseline) = opened(&workspace);
     let sorted_paths = async |params: Value| {
-        let answer = list_tree(&scope, &workspace, params).await.unwrap();
+        let answer = list_tree(&callbacks, params).await.unwrap();
         let mut paths: Vec<String> = answer["entries"]
             .as_array()
             .unwrap()
