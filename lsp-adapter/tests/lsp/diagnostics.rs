@@ -6,18 +6,16 @@ use tokio::sync::oneshot;
 
 use crate::host::{Answer, TestHost};
 use crate::support::{
-    TestClient, Workspace, clean, decision, denies_in_api_ts, finding, plain_client, rich_client,
-    span, utf8_client,
+    API_TS, TestClient, Workspace, api_ts_denied, clean, decision, denies_in_api_ts, finding,
+    plain_client, rich_client, span, utf8_client,
 };
 
 /// `😀` is 2 UTF-16 code units and 4 UTF-8 bytes; `漢` and `字` are 1 unit and 3 bytes each.
 const EMOJI_LINE: &str = "// 😀漢字 key = \"AKIA\";\n";
 
 fn emoji_workspace() -> (Workspace, TestHost) {
-    let workspace = Workspace::new(&[("src/api.ts", EMOJI_LINE)]);
     // `key` is UTF-16 columns 8..11 on line 0: `// ` 3 + 😀 2 + 漢 1 + 字 1 + ` ` 1.
-    let host = TestHost::new(denies_in_api_ts((0, 8), (0, 11), "lattice/secrets"));
-    (workspace, host)
+    api_ts_denied(EMOJI_LINE, (0, 8), (0, 11), "lattice/secrets")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -34,7 +32,7 @@ async fn opening_a_document_shows_the_hosts_finding_as_an_error_with_code_source
         init["capabilities"]["diagnosticProvider"]["interFileDependencies"],
         false
     );
-    let uri = workspace.uri("src/api.ts");
+    let uri = workspace.uri(API_TS);
     client.open(&uri, 1, EMOJI_LINE);
 
     let published = client.published(&uri).await;
@@ -92,7 +90,7 @@ async fn a_client_that_prefers_utf8_gets_byte_columns() {
         init["capabilities"].get("diagnosticProvider").is_none(),
         "push only"
     );
-    let uri = workspace.uri("src/api.ts");
+    let uri = workspace.uri(API_TS);
     client.open(&uri, 1, EMOJI_LINE);
     let published = client.published(&uri).await;
     let d = &published["diagnostics"][0];
@@ -113,10 +111,8 @@ async fn a_client_that_prefers_utf8_gets_byte_columns() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_move_the_findings_until_the_next_save_and_a_cut_one_goes_away() {
     let text = "a\nb\n    secret = 1\n";
-    let workspace = Workspace::new(&[("src/api.ts", text)]);
-    let host = TestHost::new(denies_in_api_ts((2, 4), (2, 10), "x/secret"));
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
+    let (workspace, host) = api_ts_denied(text, (2, 4), (2, 10), "x/secret");
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), API_TS).await;
     let first = client.published(&uri).await;
     assert_eq!(span(&first["diagnostics"][0]), ((2, 4), (2, 10)));
 
@@ -148,17 +144,15 @@ async fn edits_move_the_findings_until_the_next_save_and_a_cut_one_goes_away() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saving_asks_the_host_again_about_the_file_on_disk() {
-    let workspace = Workspace::new(&[("src/api.ts", "one\n")]);
-    let host = TestHost::new(denies_in_api_ts((0, 0), (0, 3), "x/old"));
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
+    let (workspace, host) = api_ts_denied("one\n", (0, 0), (0, 3), "x/old");
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), API_TS).await;
     assert_eq!(
         client.published(&uri).await["diagnostics"][0]["code"],
         "x/old"
     );
 
     client.change(&uri, 2, (1, 0), (1, 0), "two\n");
-    workspace.write("src/api.ts", "one\ntwo\n");
+    workspace.write(API_TS, "one\ntwo\n");
     host.plan(Answer::Decision(denies_in_api_ts((1, 0), (1, 3), "x/new")));
     client.save(&uri);
     let published = client
@@ -173,17 +167,16 @@ async fn saving_asks_the_host_again_about_the_file_on_disk() {
     let evaluations = host.evaluations();
     assert_eq!(evaluations.len(), 2);
     let change = &evaluations[1]["changeset"]["changes"][0];
-    assert_eq!(change["path"], "src/api.ts");
+    assert_eq!(change["path"], API_TS);
     assert_eq!(change["kind"], "modify");
     client.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_result_for_version_2_arriving_after_version_3_is_never_published() {
-    let workspace = Workspace::new(&[("src/api.ts", "v1\n")]);
+    let workspace = Workspace::new(&[(API_TS, "v1\n")]);
     let host = TestHost::new(clean());
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), API_TS).await;
     assert_eq!(client.published(&uri).await["version"], 1);
 
     // Version 2 is saved; the host sits on its answer.
@@ -229,15 +222,14 @@ async fn a_slow_result_for_version_2_arriving_after_version_3_is_never_published
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_that_arrives_after_unsaved_edits_is_moved_with_them() {
-    let workspace = Workspace::new(&[("src/api.ts", "key = 1\n")]);
+    let workspace = Workspace::new(&[(API_TS, "key = 1\n")]);
     let host = TestHost::new(clean());
     let (release, held) = oneshot::channel();
     host.plan(Answer::Held(
         held,
         denies_in_api_ts((0, 0), (0, 3), "x/key"),
     ));
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), API_TS).await;
     host.wait_evaluations(1).await;
     client.change(&uri, 2, (0, 0), (0, 0), "// new first line\n");
     client.barrier().await;
@@ -251,8 +243,7 @@ async fn a_result_that_arrives_after_unsaved_edits_is_moved_with_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_a_document_clears_its_diagnostics() {
     let (workspace, host) = emoji_workspace();
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), API_TS).await;
     assert_eq!(
         client.published(&uri).await["diagnostics"]
             .as_array()
@@ -269,8 +260,7 @@ async fn closing_a_document_clears_its_diagnostics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pulling_client_gets_the_published_set_and_unchanged_when_it_has_it() {
     let (workspace, host) = emoji_workspace();
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
+    let (mut client, uri) = TestClient::opened(&host, &workspace, rich_client(), API_TS).await;
     client.published(&uri).await;
     let params = json!({"textDocument": {"uri": uri}});
     let full = client.request("textDocument/diagnostic", params).await["result"].clone();
@@ -288,8 +278,7 @@ async fn host_progress_becomes_work_done_progress_for_a_client_that_shows_it() {
     let (workspace, host) = emoji_workspace();
     let report = json!({"kind": "report", "percentage": 50, "message": "half way"});
     host.plan(Answer::WithProgress(vec![report], clean()));
-    let (mut client, _uri) =
-        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
+    let (mut client, _uri) = TestClient::opened(&host, &workspace, rich_client(), API_TS).await;
     let create = client
         .wait_for(|m| m["method"] == "window/workDoneProgress/create")
         .await;
@@ -314,7 +303,7 @@ async fn a_flood_of_host_progress_reaches_a_slow_client_as_the_latest_report_onl
     let mut client = TestClient::initialized(&host, &workspace, rich_client()).await;
     // The client takes its time to create the progress: meanwhile the host's flood is over.
     let release = client.hold("window/workDoneProgress/create");
-    let uri = workspace.uri("src/api.ts");
+    let uri = workspace.uri(API_TS);
     client.open(&uri, 1, EMOJI_LINE);
     // The create and the publish race each other: progress is best-effort, so either comes first.
     let (mut created, mut published) = (false, false);
@@ -358,10 +347,9 @@ async fn a_flood_of_host_progress_reaches_a_slow_client_as_the_latest_report_onl
 async fn a_pull_answered_before_the_host_did_is_followed_by_a_refresh() {
     let (workspace, host) = emoji_workspace();
     let (release, held) = oneshot::channel();
-    let finding = finding("src/api.ts", (0, 8), (0, 11), "lattice/secrets");
+    let finding = finding(API_TS, (0, 8), (0, 11), "lattice/secrets");
     host.plan(Answer::Held(held, decision(vec![finding])));
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
+    let (mut client, uri) = TestClient::opened(&host, &workspace, rich_client(), API_TS).await;
     host.wait_evaluations(1).await;
     let params = json!({"textDocument": {"uri": uri}});
     let early = client

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::host::{Answer, TestHost};
 use crate::support::{
-    TestClient, Workspace, clean, denies_in_api_ts, fixture, plain_client, rich_client,
+    API_TS, TestClient, Workspace, api_ts_denied, clean, fixture, plain_client, rich_client,
 };
 
 fn is_notice(diagnostic: &Value, code: &str) -> bool {
@@ -36,10 +36,8 @@ async fn published_once_each(client: &mut TestClient, uris: &[&String]) -> Vec<V
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_crash_shows_a_notice_and_a_message_then_the_findings_come_back() {
-    let workspace = Workspace::new(&[("src/api.ts", "key = 1\n")]);
-    let host = TestHost::new(denies_in_api_ts((0, 0), (0, 3), "x/key"));
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, rich_client(), "src/api.ts").await;
+    let (workspace, host) = api_ts_denied("key = 1\n", (0, 0), (0, 3), "x/key");
+    let (mut client, uri) = TestClient::opened(&host, &workspace, rich_client(), API_TS).await;
     assert_eq!(
         client.published(&uri).await["diagnostics"][0]["code"],
         "x/key"
@@ -135,12 +133,11 @@ async fn an_outage_is_told_once_however_many_documents_it_hits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_indeterminate_decision_is_shown_as_incomplete_never_as_clean() {
-    let workspace = Workspace::new(&[("src/api.ts", "x\n")]);
+    let workspace = Workspace::new(&[(API_TS, "x\n")]);
     let host = TestHost::new(fixture(
         "outer/evaluate.indeterminate.missing-provider.json",
     ));
-    let (mut client, uri) =
-        TestClient::opened(&host, &workspace, plain_client(), "src/api.ts").await;
+    let (mut client, uri) = TestClient::opened(&host, &workspace, plain_client(), API_TS).await;
     let published = client.published(&uri).await;
     let diagnostics = published["diagnostics"].as_array().unwrap();
     assert_eq!(diagnostics.len(), 1, "{published}");
@@ -159,7 +156,7 @@ async fn an_indeterminate_decision_is_shown_as_incomplete_never_as_clean() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_cannot_be_set_up_is_reported_not_hidden() {
-    let workspace = Workspace::new(&[("src/api.ts", "x\n")]);
+    let workspace = Workspace::new(&[(API_TS, "x\n")]);
     let options = Options::new(Box::new(|_root| {
         Err(Error::HostCommand("unbalanced quotes in \"asp 'x\"".into()))
     }));
@@ -173,7 +170,7 @@ async fn a_host_that_cannot_be_set_up_is_reported_not_hidden() {
             .contains("(input): invalid host command"),
         "{message}"
     );
-    let uri = workspace.uri("src/api.ts");
+    let uri = workspace.uri(API_TS);
     client.open(&uri, 1, "x\n");
     let published = client.published(&uri).await;
     assert!(

@@ -43,9 +43,24 @@ pub(crate) fn decision(findings: Vec<Value>) -> Value {
     decision
 }
 
-/// A deny decision with one finding, `code`, on `src/api.ts` from `start` to `end`.
+/// The file most tests open.
+pub(crate) const API_TS: &str = "src/api.ts";
+
+/// A deny decision with one finding, `code`, on [`API_TS`] from `start` to `end`.
 pub(crate) fn denies_in_api_ts(start: (u32, u32), end: (u32, u32), code: &str) -> Value {
-    decision(vec![finding("src/api.ts", start, end, code)])
+    decision(vec![finding(API_TS, start, end, code)])
+}
+
+/// A workspace whose [`API_TS`] holds `text`, and a host that denies it with one finding, `code`,
+/// from `start` to `end`.
+pub(crate) fn api_ts_denied(
+    text: &str,
+    start: (u32, u32),
+    end: (u32, u32),
+    code: &str,
+) -> (Workspace, TestHost) {
+    let workspace = Workspace::new(&[(API_TS, text)]);
+    (workspace, TestHost::new(denies_in_api_ts(start, end, code)))
 }
 
 /// An allow decision with whole coverage: nothing to show.
