@@ -61,6 +61,13 @@ fn start(scratch: &Scratch, host: &str, extra: &[&str], era: &'static str) -> Mc
     McpClient::spawn(command, era)
 }
 
+/// A [`workspace`] and the bridge serving it in `era` over the fake host answering as usual.
+fn started(era: &'static str) -> (Scratch, McpClient) {
+    let scratch = workspace();
+    let bridge = start(&scratch, &scratch.fake_host(""), &[], era);
+    (scratch, bridge)
+}
+
 fn assert_ok(result: &Value) -> &Value {
     assert_eq!(result["isError"], false, "{result:#}");
     let body = &result["structuredContent"];
@@ -87,8 +94,7 @@ pub(crate) fn close_cleanly(bridge: McpClient, scratch: &Scratch) {
 #[test]
 fn mcp_answers_both_eras_with_nothing_but_frames_on_stdout() {
     for era in [LEGACY, MODERN] {
-        let scratch = workspace();
-        let mut bridge = start(&scratch, &scratch.fake_host(""), &[], era);
+        let (scratch, mut bridge) = started(era);
         assert_eq!(bridge.tools(), TOOLS, "{era}");
         for tool in TOOLS {
             let body = assert_ok(&bridge.call(tool, arguments_for(tool))).clone();
@@ -167,8 +173,7 @@ fn mcp_names_each_fail_class_of_a_refusing_host() {
 
 #[test]
 fn mcp_refuses_paths_outside_the_workspace() {
-    let scratch = workspace();
-    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
+    let (scratch, mut bridge) = started(LEGACY);
     for (tool, arguments) in [
         ("asp_diagnostics", json!({"paths": ["../outside"]})),
         ("asp_diagnostics", json!({"paths": ["/etc/passwd"]})),
@@ -235,8 +240,7 @@ fn mcp_shuts_the_host_down_when_the_client_goes_away_and_never_gates() {
 
 #[test]
 fn mcp_stops_on_sigterm_and_takes_the_host_with_it() {
-    let scratch = workspace();
-    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], MODERN);
+    let (scratch, mut bridge) = started(MODERN);
     assert_ok(&bridge.call("asp_status", json!({})));
     let (code, _) = bridge.terminate();
     assert_eq!(code, Some(0));

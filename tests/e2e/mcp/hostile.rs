@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use test_support::mcp::{LEGACY, MODERN, assert_cause_says};
 
-use super::{assert_failed, assert_ok, close_cleanly, start, workspace};
+use super::{assert_failed, assert_ok, close_cleanly, start, started, workspace};
 use crate::hostile::fixtures_with;
 use crate::support::Scratch;
 
@@ -62,8 +62,7 @@ fn an_empty_object_or_array_is_no_answer_not_a_clean_empty_one() {
 
 #[test]
 fn inspect_requests_are_confined_by_the_shape_of_their_values() {
-    let scratch = workspace();
-    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], MODERN);
+    let (scratch, mut bridge) = started(MODERN);
     for request in [
         json!({"uri": "file:///etc/passwd"}),
         json!({"textDocument": {"uri": "file:///etc/passwd"}}),
@@ -172,8 +171,7 @@ fn an_inspect_deadline_is_reported_with_the_clients_timeout() {
 
 #[test]
 fn argument_hints_follow_the_field() {
-    let scratch = workspace();
-    let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
+    let (scratch, mut bridge) = started(LEGACY);
     let body = assert_failed(
         &bridge.call("asp_diagnostics", json!({"limit": 0})),
         "input",
