@@ -13,7 +13,6 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncWrite};
 
 pub use crate::peer::{CallOptions, ExitProbe, Reply};
@@ -61,16 +60,6 @@ impl HostClient {
     /// The connection underneath.
     pub fn peer(&self) -> &Peer {
         &self.peer
-    }
-
-    /// Sends a request now and returns the future of its raw result.
-    pub fn call_raw<P: Serialize>(
-        &self,
-        method: &str,
-        params: Option<&P>,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<Box<RawValue>>> + Send + 'static + use<P> {
-        self.peer.request_raw(method, params, options)
     }
 
     /// Sends a request now; the future decodes its result as `T`.

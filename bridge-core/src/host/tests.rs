@@ -165,7 +165,7 @@ async fn junk_between_frames_is_skipped_and_counted() {
 async fn progress_goes_to_the_request_whose_id_is_the_token() {
     let (client, mut host) = connect(Duration::from_secs(5));
     let (sink, mut progress) = progress_channel();
-    let call = client.call_raw(
+    let call = client.peer().request_raw(
         proto::QUERY_INSPECT,
         Some(&json!({})),
         CallOptions {
