@@ -89,7 +89,7 @@ impl Inflight {
     }
 }
 
-/// The parts of a message the id bookkeeping needs.
+/// The parts of a response the id bookkeeping needs.
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
@@ -98,36 +98,47 @@ struct Envelope {
     method: Option<IgnoredAny>,
 }
 
-/// The id text of a request (a message with a method and a string or number id).
-fn request_id(line: &[u8]) -> Option<String> {
-    let envelope: Envelope = serde_json::from_slice(line).ok()?;
-    envelope.method?;
-    match envelope.id? {
-        id @ (Value::String(_) | Value::Number(_)) => Some(id.to_string()),
-        _ => None,
-    }
+/// A string or number id as its JSON text.
+fn id_text(id: &Value) -> Option<String> {
+    (id.is_string() || id.is_number()).then(|| id.to_string())
 }
 
+/// The id text of a request (a message with a method and a string or number id).
+fn request_id(message: &Value) -> Option<String> {
+    message.get("method")?;
+    id_text(message.get("id")?)
+}
+
+/// The id text a `notifications/cancelled` names.
+fn cancelled_id(message: &Value) -> Option<String> {
+    if message.get("method")?.as_str()? != "notifications/cancelled" {
+        return None;
+    }
+    id_text(message.get("params")?.get("requestId")?)
+}
+
+/// How rmcp opens a response: its fields in declaration order, `jsonrpc` then `id`.
+const RESPONSE_HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
 /// The id text of a response (a message with an id and no method).
+///
+/// A result can be large, so the usual case is read from the head rmcp writes: `id` right after
+/// `jsonrpc`, then `result` or `error`, which only a response has. Anything else is parsed whole.
 fn response_id(line: &[u8]) -> Option<String> {
+    if let Some(rest) = line.strip_prefix(RESPONSE_HEAD) {
+        let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<Value>();
+        if let Some(Ok(id)) = values.next() {
+            let after = &rest[values.byte_offset()..];
+            if after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#) {
+                return id_text(&id);
+            }
+        }
+    }
     let envelope: Envelope = serde_json::from_slice(line).ok()?;
     if envelope.method.is_some() {
         return None;
     }
-    envelope
-        .id
-        .filter(|id| !id.is_null())
-        .map(|id| id.to_string())
-}
-
-/// The id text a `notifications/cancelled` names.
-fn cancelled_id(line: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(line).ok()?;
-    if value.get("method")?.as_str()? != "notifications/cancelled" {
-        return None;
-    }
-    let id = value.get("params")?.get("requestId")?;
-    (id.is_string() || id.is_number()).then(|| id.to_string())
+    envelope.id.as_ref().and_then(id_text)
 }
 
 /// Reads the client's lines, passes the good ones to rmcp, answers the others.
@@ -147,7 +158,11 @@ async fn check<R: AsyncBufRead + Unpin>(
                 INVALID_REQUEST,
                 &format!("Invalid Request: the message is longer than {MAX_LINE} bytes"),
             )),
-            Ok(Line::Whole) => verdict(trim(&line)).or_else(|| admit(trim(&line), &inflight)),
+            Ok(Line::Whole) => match verdict(trim(&line)) {
+                Ok(Some(message)) => admit(&message, &inflight),
+                Ok(None) => None,
+                Err(reply) => Some(reply),
+            },
         };
         match reply {
             Some(frame) => {
@@ -167,13 +182,13 @@ async fn check<R: AsyncBufRead + Unpin>(
 }
 
 /// Records the id of a request that goes to rmcp; the -32600 reply when that id is in flight.
-fn admit(line: &[u8], inflight: &Inflight) -> Option<Vec<u8>> {
-    if let Some(id) = cancelled_id(line) {
+fn admit(message: &Value, inflight: &Inflight) -> Option<Vec<u8>> {
+    if let Some(id) = cancelled_id(message) {
         // rmcp sends no answer to a cancelled request: its id is free again.
         inflight.lock().remove(&id);
         return None;
     }
-    let id = request_id(line)?;
+    let id = request_id(message)?;
     if inflight.lock().insert(id.clone()) {
         return None;
     }
@@ -186,44 +201,46 @@ fn admit(line: &[u8], inflight: &Inflight) -> Option<Vec<u8>> {
     ))
 }
 
-/// The error reply a line deserves, or `None` when rmcp should have it.
-fn verdict(line: &[u8]) -> Option<Vec<u8>> {
+/// A line parsed, when rmcp should have it (`None` for a blank line), or the error reply it
+/// deserves.
+fn verdict(line: &[u8]) -> Result<Option<Value>, Vec<u8>> {
     if line.is_empty() {
-        return None;
+        return Ok(None);
     }
     let Ok(text) = std::str::from_utf8(line) else {
-        return Some(error_frame(
+        return Err(error_frame(
             &Value::Null,
             PARSE_ERROR,
             "Parse error: the message is not UTF-8",
         ));
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(_) => {
-            return Some(error_frame(
-                &Value::Null,
-                PARSE_ERROR,
-                "Parse error: the message is not JSON",
-            ));
-        }
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return Err(error_frame(
+            &Value::Null,
+            PARSE_ERROR,
+            "Parse error: the message is not JSON",
+        ));
     };
-    let id = value.get("id")?;
+    let Some(id) = value.get("id") else {
+        return Ok(Some(value));
+    };
     if value.get("method").and_then(Value::as_str) != Some("tools/call")
         || !(id.is_string() || id.is_number())
     {
-        return None;
+        return Ok(Some(value));
     }
     let why = match value.get("params") {
         Some(Value::Object(params)) => match (params.get("name"), params.get("arguments")) {
-            (Some(Value::String(_)), None | Some(Value::Null | Value::Object(_))) => return None,
+            (Some(Value::String(_)), None | Some(Value::Null | Value::Object(_))) => {
+                return Ok(Some(value));
+            }
             (Some(Value::String(_)), Some(_)) => "arguments must be an object",
             _ => "name must be the name of a tool",
         },
         _ => "params must be an object with the tool's name and arguments",
     };
-    Some(error_frame(
+    Err(error_frame(
         id,
         INVALID_PARAMS,
         &format!("Invalid params: {why}"),
@@ -335,7 +352,13 @@ mod tests {
     use super::*;
 
     fn reply(line: &str) -> Option<Value> {
-        verdict(line.as_bytes()).map(|frame| serde_json::from_slice(&frame).unwrap())
+        verdict(line.as_bytes())
+            .err()
+            .map(|frame| serde_json::from_slice(&frame).unwrap())
+    }
+
+    fn admit(line: &[u8], inflight: &Inflight) -> Option<Vec<u8>> {
+        super::admit(&serde_json::from_slice(line).unwrap(), inflight)
     }
 
     #[test]
@@ -345,6 +368,7 @@ mod tests {
         assert_eq!(error["id"], Value::Null);
         assert_eq!(
             verdict(b"\xff\xfe{}")
+                .err()
                 .map(|f| serde_json::from_slice::<Value>(&f).unwrap()["error"]["code"].clone()),
             Some(json!(PARSE_ERROR))
         );
@@ -421,6 +445,23 @@ mod tests {
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(admit(note, &inflight), None);
         assert_eq!(admit(note, &inflight), None, "notifications have no id");
+    }
+
+    #[test]
+    fn a_response_id_is_read_from_the_head_of_the_answer_or_from_the_whole_message() {
+        for (line, id) in [
+            (r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#, Some("7")),
+            (r#"{"jsonrpc":"2.0","id":"a,b","error":{"code":1}}"#, Some(r#""a,b""#)),
+            (r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#, Some("-1500.0")),
+            (r#"{"id":8,"jsonrpc":"2.0","result":{}}"#, Some("8")),
+            (r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#, None),
+            (r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#, None),
+            (r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#, None),
+            (r#"{"jsonrpc":"2.0","id":{"x":1},"result":{}}"#, None),
+            ("not json", None),
+        ] {
+            assert_eq!(response_id(line.as_bytes()).as_deref(), id, "{line}");
+        }
     }
 
     #[tokio::test]
