@@ -90,6 +90,25 @@ mod tests {
     }
 
     #[test]
+    fn each_ascii_character_is_kept_or_dropped_as_its_class_says() {
+        for byte in 0u8..=0x7f {
+            let c = char::from(byte);
+            let text = format!("a{c}b");
+            let kept = |breaks: bool| {
+                if is_hidden(c) {
+                    "ab".to_owned()
+                } else if breaks && matches!(c, '\n' | '\t') {
+                    "a b".to_owned()
+                } else {
+                    text.clone()
+                }
+            };
+            assert_eq!(untrusted(&text, 10), kept(false), "{byte:#x}");
+            assert_eq!(one_line(&text, 10), kept(true), "{byte:#x}");
+        }
+    }
+
+    #[test]
     fn keeps_ordinary_text_borrowed() {
         assert!(matches!(
             untrusted("naïve 漢字 😀\tline\n", 100),

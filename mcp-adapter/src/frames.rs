@@ -450,13 +450,25 @@ mod tests {
     #[test]
     fn a_response_id_is_read_from_the_head_of_the_answer_or_from_the_whole_message() {
         for (line, id) in [
-            (r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#, Some("7")),
-            (r#"{"jsonrpc":"2.0","id":"a,b","error":{"code":1}}"#, Some(r#""a,b""#)),
-            (r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#, Some("-1500.0")),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#,
+                Some("7"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a,b","error":{"code":1}}"#,
+                Some(r#""a,b""#),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#,
+                Some("-1500.0"),
+            ),
             (r#"{"id":8,"jsonrpc":"2.0","result":{}}"#, Some("8")),
             (r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#, None),
             (r#"{"jsonrpc":"2.0","id":null,"error":{"code":1}}"#, None),
-            (r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#, None),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#,
+                None,
+            ),
             (r#"{"jsonrpc":"2.0","id":{"x":1},"result":{}}"#, None),
             ("not json", None),
         ] {
