@@ -24,44 +24,53 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// the same bytes as `JSON.stringify` of a key-sorted copy, which is how opcore-asp-provider
 /// canonicalises, so a host and its providers reach one digest.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_canonical(value, &mut out);
-    out
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `"sha256:" + hex(sha256(canonical JSON))`: the changeset, request and configuration digests.
 pub fn canonical_digest(value: &Value) -> String {
-    format!("sha256:{}", sha256_hex(canonical_json(value).as_bytes()))
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    format!("sha256:{}", sha256_hex(&out))
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+/// Writes straight into `out`: no key or scalar is copied into a value or a string of its own.
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.push(b'{');
+            for (i, (key, inner)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[key], out);
+                write_scalar(key, out);
+                out.push(b':');
+                write_canonical(inner, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => write_scalar(other, out),
     }
+}
+
+/// A string or scalar as serde_json writes it (writing into a `Vec` cannot fail).
+fn write_scalar<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(out, value);
 }
 
 #[cfg(test)]
