@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::assessment;
 use crate::config::CallSite;
@@ -157,14 +157,20 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
     };
     let exhaustive = degraded.is_empty() && required.iter().all(|r| ran.contains(r));
     let degraded: Vec<Value> = degraded.iter().map(Degradation::to_value).collect();
-    let coverage = json!({
-        "exhaustive": exhaustive,
-        "required": required,
-        "enrolled": required,
-        "ran": ran,
-        "degraded": degraded,
-    });
-    let valid_as_of = json!({"rev": request.baseline["rev"], "blobs": blobs});
+    // Built by moving the parts in (`json!` would serialise a copy of each); the receipt states
+    // the same coverage, validity and authority, so those are cloned once for it.
+    let required = Value::from(required);
+    let coverage = object([
+        ("exhaustive", Value::Bool(exhaustive)),
+        ("enrolled", required.clone()),
+        ("required", required),
+        ("ran", Value::from(ran)),
+        ("degraded", Value::Array(degraded.clone())),
+    ]);
+    let valid_as_of = object([
+        ("rev", request.baseline["rev"].clone()),
+        ("blobs", Value::from_iter(blobs)),
+    ]);
     let provider_ids: Vec<String> = items.iter().map(|i| i.provider.clone()).collect();
     let receipt = receipt::receipt(ReceiptInput {
         kind: "evaluate",
@@ -179,23 +185,33 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
         valid_as_of: valid_as_of.clone(),
         coverage: coverage.clone(),
         authority: authority.clone(),
-        failures: degraded.clone(),
+        failures: degraded,
         started: request.started,
     });
-    json!({
-        "pass": decision == "allow",
-        "decision": decision,
-        "callSite": request.call_site.as_str(),
-        "requestDigest": request.request_digest,
-        "changesetDigest": request.changeset_digest,
-        "findings": findings,
-        "coverage": coverage,
-        "policyDigest": request.policy_digest,
-        "authorityEvidence": authority,
-        "validAsOf": valid_as_of,
-        "assurance": receipt::assurance(),
-        "receipt": receipt,
-    })
+    object([
+        ("pass", Value::Bool(decision == "allow")),
+        ("decision", Value::from(decision)),
+        ("callSite", Value::from(request.call_site.as_str())),
+        ("requestDigest", Value::from(request.request_digest)),
+        ("changesetDigest", Value::from(request.changeset_digest)),
+        ("findings", Value::Array(findings)),
+        ("coverage", coverage),
+        ("policyDigest", Value::from(request.policy_digest)),
+        ("authorityEvidence", Value::Array(authority)),
+        ("validAsOf", valid_as_of),
+        ("assurance", receipt::assurance()),
+        ("receipt", receipt),
+    ])
+}
+
+/// A JSON object of owned values.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
 }
 
 fn degradation(
@@ -220,7 +236,7 @@ fn degradation(
 /// A finding: the diagnostic with its source stamped by the host, authority and disposition.
 fn finding(item: &Item, diagnostic: &Value, gating: bool) -> Value {
     let mut diagnostic = diagnostic.clone();
-    diagnostic["source"] = json!(item.provider);
+    diagnostic["source"] = Value::from(item.provider.as_str());
     let (next_step, origin) = match (
         diagnostic["help"].as_str(),
         diagnostic["codeDescription"]["href"].as_str(),
@@ -240,13 +256,16 @@ fn finding(item: &Item, diagnostic: &Value, gating: bool) -> Value {
             "synthesized",
         ),
     };
-    json!({
-        "diagnostic": diagnostic,
-        "authority": item.authority,
-        "disposition": if gating { "gating" } else { "advisory" },
-        "nextStep": next_step,
-        "nextStepOrigin": origin,
-    })
+    object([
+        ("diagnostic", diagnostic),
+        ("authority", item.authority.clone()),
+        (
+            "disposition",
+            Value::from(if gating { "gating" } else { "advisory" }),
+        ),
+        ("nextStep", Value::from(next_step)),
+        ("nextStepOrigin", Value::from(origin)),
+    ])
 }
 
 /// An `Item` outcome for a checked answer: complete runs, any other status degrades.

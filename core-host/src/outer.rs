@@ -81,7 +81,8 @@ impl Handler for Outer {
                 }
                 other => return Err(method_not_found(other)),
             };
-            RawValue::from_string(answer.to_string()).map_err(|e| {
+            // Serialised once: the text is not parsed again to be checked.
+            serde_json::value::to_raw_value(&answer).map_err(|e| {
                 error_object(
                     -32603,
                     format!("internal error: {e}"),

@@ -138,6 +138,29 @@ pub(crate) fn receipt(input: ReceiptInput<'_>) -> Value {
 }
 
 /// The digest of a request: its method and params.
+/// The canonical JSON of `{"method", "params"}` is written around the params' own, without a copy
+/// of them ("method" sorts before "params").
 pub(crate) fn request_digest(method: &str, params: &Value) -> String {
-    json::digest(&json!({"method": method, "params": params}))
+    let mut text = String::from("{\"method\":");
+    text.push_str(&Value::from(method).to_string());
+    text.push_str(",\"params\":");
+    text.push_str(&bridge_core::digest::canonical_json(params));
+    text.push('}');
+    format!("sha256:{}", json::sha256_hex(text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_digest_is_the_digest_of_method_and_params() {
+        let params = json!({"z": [1, {"b": "\u{e9}", "a": null}], "callSite": "gate"});
+        for method in ["host/evaluateChangeset", "a\"b"] {
+            assert_eq!(
+                request_digest(method, &params),
+                json::digest(&json!({"method": method, "params": params}))
+            );
+        }
+    }
 }
