@@ -413,6 +413,9 @@ pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
             "not a plain relative path",
         ));
     }
+    if let Some(file) = open_without_symlinks(root, path) {
+        return hash_file(file);
+    }
     let relative = Path::new(path);
     let mut at = root.to_path_buf();
     let mut components = relative.components().peekable();
@@ -442,10 +445,51 @@ pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&at)?;
-    if !file.metadata()?.is_file() {
-        return Err(IoError::new(ErrorKind::InvalidInput, "not a regular file"));
+    hash_file(file)
+}
+
+/// The blob of an open file, which must be a regular file.
+fn hash_file(file: std::fs::File) -> std::io::Result<Blob> {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
     }
-    hash_stream(file)
+    hash_sized(file, meta.len())
+}
+
+/// `root/path` opened in one system call that refuses a symlink anywhere on the way (`openat2`
+/// with `RESOLVE_NO_SYMLINKS`, read-only, non-blocking), or `None` when that call fails for any
+/// reason (a symlink on the path or in the root, an older kernel, a missing file …): the caller
+/// then walks the path itself, which also reads a final symlink and names what it refused.
+#[allow(unsafe_code)]
+fn open_without_symlinks(root: &Path, path: &str) -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd as _;
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut full = root.as_os_str().as_bytes().to_vec();
+    full.push(b'/');
+    full.extend_from_slice(path.as_bytes());
+    let full = std::ffi::CString::new(full).ok()?;
+    // SAFETY: `open_how` is plain data; all-zero is its documented empty value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: a valid NUL-terminated path and a valid `open_how` of the size passed; the kernel
+    // only reads them. A non-negative result is a new file descriptor that nothing else owns.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            full.as_ptr(),
+            &raw const how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: `fd` was just opened and is owned by the returned file alone.
+    Some(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
 /// The blob of some bytes already in memory.
@@ -455,11 +499,39 @@ pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
     Blob { id, bytes }
 }
 
-/// Hashes a stream to its end, keeping the bytes up to [`MAX_BLOB`].
-pub(crate) fn hash_stream(mut reader: impl std::io::Read) -> std::io::Result<Blob> {
+/// Hashes a stream whose length is about `size` (a file's, a git object's) to its end. When it
+/// fits under [`MAX_BLOB`] its bytes are read straight into a buffer of that size, with no scratch
+/// buffer; a stream longer than said, or a larger one, is hashed as [`hash_stream`] does.
+pub(crate) fn hash_sized(mut reader: impl std::io::Read, size: u64) -> std::io::Result<Blob> {
+    use std::io::Read as _;
+    let Some(size) = usize::try_from(size).ok().filter(|&n| n <= MAX_BLOB) else {
+        return hash_stream(reader);
+    };
+    let mut kept = Vec::with_capacity(size + 1);
+    (&mut reader)
+        .take(MAX_BLOB as u64 + 1)
+        .read_to_end(&mut kept)?;
+    if kept.len() <= MAX_BLOB {
+        return Ok(blob_of(kept));
+    }
     let mut hasher = Sha256::new();
+    hasher.update(&kept);
+    drop(kept);
+    hash_rest(reader, hasher, true)
+}
+
+/// Hashes a stream to its end, keeping the bytes up to [`MAX_BLOB`].
+pub(crate) fn hash_stream(reader: impl std::io::Read) -> std::io::Result<Blob> {
+    hash_rest(reader, Sha256::new(), false)
+}
+
+/// Goes on hashing `reader` into `hasher`, keeping its bytes unless `over`.
+fn hash_rest(
+    mut reader: impl std::io::Read,
+    mut hasher: Sha256,
+    mut over: bool,
+) -> std::io::Result<Blob> {
     let mut kept = Vec::new();
-    let mut over = false;
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut buffer) {

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 pub(crate) use batch::cat_blobs;
 
-use super::{Blob, TreeEntry, hash_stream};
+use super::{Blob, TreeEntry, hash_sized};
 use crate::error::{Error, Result};
 
 /// git's empty tree, the baseline of a repository without commits.
@@ -134,11 +134,8 @@ impl HeadWatch {
 
     /// `None` when `HEAD` cannot be read (then git is always asked).
     pub(crate) fn stamp(&self) -> Option<HeadStamp> {
-        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
-        let mut paths = vec![
-            self.git_dir.join("HEAD"),
-            self.common_dir.join("packed-refs"),
-        ];
+        let (head, head_file) = read_head(&self.git_dir.join("HEAD"))?;
+        let mut paths = vec![self.common_dir.join("packed-refs")];
         if let Some(reference) = head.trim().strip_prefix("ref: ") {
             if reference.split('/').any(|s| s == ".." || s.is_empty()) {
                 return None;
@@ -149,14 +146,44 @@ impl HeadWatch {
                 paths.push(self.git_dir.join(reference));
             }
         }
-        let files = paths
-            .iter()
-            .map(|p| {
-                std::fs::metadata(p)
-                    .ok()
-                    .map(|m| (m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
-            })
+        let files = std::iter::once(Some(head_file))
+            .chain(
+                paths
+                    .iter()
+                    .map(|p| std::fs::metadata(p).ok().map(|m| file_stamp(&m))),
+            )
             .collect();
         Some(HeadStamp { head, files })
     }
+}
+
+/// Inode, size and modification time.
+fn file_stamp(meta: &std::fs::Metadata) -> (u64, u64, i64, i64) {
+    (meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
+}
+
+/// Longest `HEAD` read (a symbolic ref or an object id is far shorter).
+const MAX_HEAD: u64 = 4096;
+
+/// `HEAD`'s text and the stamp of the file it was read from (one open: the stamp is the open
+/// file's). `None` unless it is a regular file of at most [`MAX_HEAD`] bytes of UTF-8; opened
+/// non-blocking, so that a FIFO put there cannot hold the read.
+fn read_head(path: &Path) -> Option<(String, (u64, u64, i64, i64))> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.size() > MAX_HEAD {
+        return None;
+    }
+    let mut head = String::with_capacity(usize::try_from(meta.size()).ok()? + 1);
+    file.take(MAX_HEAD + 1).read_to_string(&mut head).ok()?;
+    if head.len() as u64 > MAX_HEAD {
+        return None;
+    }
+    Some((head, file_stamp(&meta)))
 }

@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::{Blob, command, hash_stream, is_object_id};
+use super::{Blob, command, hash_sized, is_object_id};
 use crate::error::{Error, Result};
 
 /// Longest header line git may write (`<oid> blob <size>\n` is under 100 bytes).
@@ -168,7 +168,7 @@ fn read_one(reader: &mut impl BufRead, oid: &str) -> Result<Result<Blob>> {
         inner: (&mut *reader).take(size),
         count: 0,
     };
-    let blob = hash_stream(&mut counted).map_err(|e| Error::io("reading a git blob", e))?;
+    let blob = hash_sized(&mut counted, size).map_err(|e| Error::io("reading a git blob", e))?;
     let complete = counted.count == size;
     end_of_object(reader, oid, complete)?;
     Ok(Ok(blob))
