@@ -26,17 +26,8 @@ const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
 
 pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorObject> {
     let started = SystemTime::now();
-    schema::check(Shape::EvaluateParams, &params).map_err(|e| {
-        error_object(
-            -32602,
-            format!("invalid params for host/evaluateChangeset: {e}"),
-            FailClass::Input,
-            false,
-        )
-    })?;
     let call_site =
         CallSite::parse(params["callSite"].as_str().unwrap_or_default()).unwrap_or(CallSite::Gate);
-    let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
     let asked_budget = params["timeoutMs"].as_u64();
     // Shared, not copied: with the blocking work below, and later with the providers' calls.
     let params = Arc::new(params);
@@ -45,7 +36,9 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     let submitted = params.clone();
     // The policy in force is always the one committed at the host's own baseline; the changeset
     // may name another baseline (verified), which its before-blobs and the providers then use.
-    // The digests are computed on this thread while the blocking work runs.
+    // The blocking work starts first: the schema check of the params and the digests run on this
+    // thread meanwhile. Its outcome is used only for params that pass the check (intake takes any
+    // JSON: paths are checked there, blob ids are compared, never trusted).
     let blocking = tokio::task::spawn_blocking(move || {
         let submitted = &submitted["changeset"];
         let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
@@ -74,25 +67,36 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         };
         Ok::<_, String>((own, baseline, moved, policy, active_policy, intake))
     });
-    let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
-    let changeset = &params["changeset"];
-    let changeset_digest = json::digest(changeset);
-    let (own, baseline, moved, policy, active_policy, intake) = blocking
-        .await
-        .map_err(|e| {
-            error_object(
-                -32603,
-                format!("internal error: {e}"),
-                FailClass::Health,
-                true,
-            )
-        })?
-        .map_err(crate::outer::not_ready)?;
-    if moved {
+    let checked = schema::check(Shape::EvaluateParams, &params).map(|()| {
+        let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
+        (request_digest, json::digest(&params["changeset"]))
+    });
+    let finished = blocking.await.map_err(|e| {
+        error_object(
+            -32603,
+            format!("internal error: {e}"),
+            FailClass::Health,
+            true,
+        )
+    })?;
+    // A move of `HEAD` seen by the blocking work is passed on even when the params are refused.
+    if let Ok((own, _, true, ..)) = &finished {
         for slot in &host.slots {
-            slot.baseline_changed(&own).await;
+            slot.baseline_changed(own).await;
         }
     }
+    let (request_digest, changeset_digest) = checked.map_err(|e| {
+        error_object(
+            -32602,
+            format!("invalid params for host/evaluateChangeset: {e}"),
+            FailClass::Input,
+            false,
+        )
+    })?;
+    let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
+    let changeset = &params["changeset"];
+    let (own, baseline, _, policy, active_policy, intake) =
+        finished.map_err(crate::outer::not_ready)?;
     let intake: Intake = intake.map_err(|e| {
         error_object(
             -32013,
