@@ -33,9 +33,11 @@ pub(crate) fn strings<C: FromIterator<String>>(value: &Value) -> C {
 pub(crate) fn receipt_id(kind: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // The process id, asked of the system once (each ask is a system call).
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let seed = format!(
         "{}:{}:{n}",
-        std::process::id(),
+        PID.get_or_init(std::process::id),
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
