@@ -71,26 +71,28 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
         (request_digest, json::digest(&params["changeset"]))
     });
-    let finished = blocking.await.map_err(|e| {
-        error_object(
-            -32603,
-            format!("internal error: {e}"),
-            FailClass::Health,
-            true,
-        )
-    })?;
+    let finished = blocking.await;
     // A move of `HEAD` seen by the blocking work is passed on even when the params are refused.
-    if let Ok((own, _, true, ..)) = &finished {
+    if let Ok(Ok((own, _, true, ..))) = &finished {
         for slot in &host.slots {
             slot.baseline_changed(own).await;
         }
     }
+    // Refused params are an `input` error, whatever the blocking work made of them.
     let (request_digest, changeset_digest) = checked.map_err(|e| {
         error_object(
             -32602,
             format!("invalid params for host/evaluateChangeset: {e}"),
             FailClass::Input,
             false,
+        )
+    })?;
+    let finished = finished.map_err(|e| {
+        error_object(
+            -32603,
+            format!("internal error: {e}"),
+            FailClass::Health,
+            true,
         )
     })?;
     let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
