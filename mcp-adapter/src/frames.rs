@@ -171,9 +171,14 @@ async fn check<R: AsyncBufRead + Unpin>(
                 }
             }
             None if trim(&line).is_empty() => {}
+            // What was checked, and nothing else, goes to rmcp (which reads neither a byte order
+            // mark nor a carriage return).
             None => {
-                line.push(b'\n');
-                if to_rmcp.write_all(&line).await.is_err() {
+                let passed = async {
+                    to_rmcp.write_all(trim(&line)).await?;
+                    to_rmcp.write_all(b"\n").await
+                };
+                if passed.await.is_err() {
                     return;
                 }
             }
@@ -214,7 +219,6 @@ fn verdict(line: &[u8]) -> Result<Option<Value>, Vec<u8>> {
             "Parse error: the message is not UTF-8",
         ));
     };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Ok(value) = serde_json::from_str::<Value>(text) else {
         return Err(error_frame(
             &Value::Null,
@@ -338,8 +342,10 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// A line without its carriage return and byte order mark; empty when only white space is left.
 fn trim(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         &[]
     } else {
@@ -474,6 +480,32 @@ mod tests {
         ] {
             assert_eq!(response_id(line.as_bytes()).as_deref(), id, "{line}");
         }
+    }
+
+    /// A line with a byte order mark used to be checked without it but passed to rmcp with it, which
+    /// dropped it unanswered.
+    #[tokio::test]
+    async fn rmcp_gets_the_line_that_was_checked_without_a_byte_order_mark_or_carriage_return() {
+        use tokio::io::AsyncReadExt as _;
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let input = format!("\u{feff}{call}\r\n \r\n{call}\n");
+        let (to_rmcp, mut rmcp) = tokio::io::duplex(1024);
+        let (frames, mut replies) = mpsc::channel(4);
+        check(
+            BufReader::new(input.as_bytes()),
+            to_rmcp,
+            frames,
+            Inflight::default(),
+        )
+        .await;
+        let mut passed = String::new();
+        rmcp.read_to_string(&mut passed).await.unwrap();
+        assert_eq!(passed, format!("{call}\n"), "the blank line is skipped");
+        let refusal: Value = serde_json::from_slice(&replies.recv().await.unwrap()).unwrap();
+        assert_eq!(
+            refusal["error"]["code"], INVALID_REQUEST,
+            "id 1 is in flight"
+        );
     }
 
     #[tokio::test]
