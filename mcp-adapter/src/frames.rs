@@ -103,9 +103,9 @@ fn id_text(id: &Value) -> Option<String> {
     (id.is_string() || id.is_number()).then(|| id.to_string())
 }
 
-/// The id text of a request (a message with a method and a string or number id).
+/// The id text of a request (a message with a method name and a string or number id).
 fn request_id(message: &Value) -> Option<String> {
-    message.get("method")?;
+    message.get("method")?.as_str()?;
     id_text(message.get("id")?)
 }
 
@@ -447,6 +447,13 @@ mod tests {
             admit(call, &inflight),
             None,
             "cancelled, the id is free again"
+        );
+        let nameless = br#"{"jsonrpc":"2.0","id":8,"method":null}"#;
+        assert_eq!(admit(nameless, &inflight), None);
+        assert_eq!(
+            admit(nameless, &inflight),
+            None,
+            "no method name, no request"
         );
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(admit(note, &inflight), None);
