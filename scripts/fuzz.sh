@@ -60,6 +60,15 @@ seed() {
         printf '\n'
       done >"$dir/seed-three-replies"
       ;;
+    mcp_frames) # a session: opening, a call, the same id again, its cancellation, the id once more
+      local call='{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"asp_status","arguments":{}}}'
+      { printf '\xef\xbb\xbf'; printf '%s\r\n' \
+        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"0"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$call" "$call" \
+        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}' "$call" \
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"asp_status","arguments":[]}}' \
+        'not json'; } >"$dir/seed-session"
+      ;;
     lsp_frames)
       local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
       printf 'Content-Length: %d\r\n\r\n%s' "${#init}" "$init" >"$dir/seed-initialize"

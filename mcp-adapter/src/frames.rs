@@ -79,7 +79,7 @@ where
 /// The ids of the client's requests that rmcp has and has not answered yet, each as its JSON text
 /// (so `1` and `"1"` stay apart).
 #[derive(Clone, Default)]
-struct Inflight(Arc<Mutex<HashSet<String>>>);
+pub(crate) struct Inflight(Arc<Mutex<HashSet<String>>>);
 
 impl Inflight {
     fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
@@ -142,7 +142,7 @@ fn response_id(line: &[u8]) -> Option<String> {
 }
 
 /// Reads the client's lines, passes the good ones to rmcp, answers the others.
-async fn check<R: AsyncBufRead + Unpin>(
+pub(crate) async fn check<R: AsyncBufRead + Unpin>(
     mut input: R,
     mut to_rmcp: DuplexStream,
     frames: mpsc::Sender<Vec<u8>>,

@@ -23,9 +23,9 @@ pub use error::Error;
 pub use server::{EXTENSION_ID, serve, serve_lines, serve_stdio};
 pub use tools::{DEFAULT_BUDGET_BYTES, TOOL_NAMES};
 
-// Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): the conversions of host answers
-// into the tools' structuredContent, budget included, without a host or a session. Not for other
-// callers.
+// Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): the client's lines through the
+// checker, and the conversions of host answers into the tools' structuredContent, budget included,
+// without a host or a session. Not for other callers.
 #[doc(hidden)]
 pub mod fuzzing {
     use bridge_core::proto::{Comparison, Decision, Inspection, Status};
@@ -64,6 +64,36 @@ pub mod fuzzing {
             }
         }
         pages
+    }
+
+    /// What the line checker makes of the client bytes `input` when rmcp answers nothing: the bytes
+    /// it passes to rmcp, and the replies it writes itself, each as written. Needs a tokio runtime.
+    pub async fn checked_lines(input: Vec<u8>) -> (Vec<u8>, Vec<Vec<u8>>) {
+        use tokio::io::AsyncReadExt as _;
+        let (to_rmcp, mut rmcp) = tokio::io::duplex(64 * 1024);
+        let (frames, mut queue) = tokio::sync::mpsc::channel(16);
+        let check = crate::frames::check(
+            tokio::io::BufReader::new(input.as_slice()),
+            to_rmcp,
+            frames,
+            crate::frames::Inflight::default(),
+        );
+        let passed = async {
+            let mut passed = Vec::new();
+            rmcp.read_to_end(&mut passed)
+                .await
+                .expect("in-memory reads cannot fail");
+            passed
+        };
+        let replies = async {
+            let mut replies = Vec::new();
+            while let Some(reply) = queue.recv().await {
+                replies.push(reply);
+            }
+            replies
+        };
+        let ((), passed, replies) = tokio::join!(check, passed, replies);
+        (passed, replies)
     }
 
     /// The `asp_status` `structuredContent` of `status`, fitted to `budget` bytes.
