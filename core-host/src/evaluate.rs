@@ -24,6 +24,14 @@ use crate::{assessment, json};
 /// Deadline of a whole evaluation when neither the request nor the policy sets one.
 const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
 
+/// How long an evaluation may take: the request's `timeoutMs`, else the policy's budget for the
+/// call site, else [`DEFAULT_BUDGET`].
+fn budget(asked: Option<u64>, policy: &Policy, call_site: CallSite) -> Duration {
+    asked
+        .or_else(|| policy.budget_ms(call_site))
+        .map_or(DEFAULT_BUDGET, Duration::from_millis)
+}
+
 pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorObject> {
     let started = SystemTime::now();
     let call_site =
@@ -50,10 +58,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             .and_then(|entry| workspace.blob_id_of(&entry.oid).ok());
         let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
             Ok(baseline) => {
-                let budget = asked_budget
-                    .or_else(|| policy.budget_ms(call_site))
-                    .map_or(DEFAULT_BUDGET, Duration::from_millis);
-                let deadline = Instant::now() + budget;
+                let deadline = Instant::now() + budget(asked_budget, &policy, call_site);
                 let intake = snapshot::intake(&workspace, &baseline, submitted, deadline);
                 (baseline, intake)
             }
@@ -163,10 +168,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             })
             .collect()
     } else {
-        let budget = params["timeoutMs"]
-            .as_u64()
-            .or_else(|| policy.budget_ms(call_site))
-            .map_or(DEFAULT_BUDGET, Duration::from_millis);
+        let budget = budget(asked_budget, &policy, call_site);
         let evaluation = Evaluation {
             request: params.clone(),
             changeset_digest: changeset_digest.clone(),
