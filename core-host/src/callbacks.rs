@@ -55,23 +55,23 @@ impl Scope {
 
     /// Sets the grant the provider was sent in `initialized`: requested ∩ configured.
     pub(crate) fn set_grant(&self, requested: GlobSet, configured: GlobSet) {
-        *self.grant.lock().unwrap_or_else(|p| p.into_inner()) = vec![requested, configured];
+        *crate::lock(&self.grant) = vec![requested, configured];
     }
 
     fn grant(&self) -> Grant {
-        Grant(self.grant.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        Grant(crate::lock(&self.grant).clone())
     }
 
     /// Opens the request scope; it closes when the returned guard drops, whatever happens.
     pub(crate) fn open(self: &Arc<Self>, scope: RequestScope) -> ScopeGuard {
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(scope);
+        *crate::lock(&self.current) = Some(scope);
         ScopeGuard {
             scope: self.clone(),
         }
     }
 
     fn with_current<T>(&self, f: impl FnOnce(Option<&mut RequestScope>) -> T) -> T {
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let mut current = crate::lock(&self.current);
         f(current.as_mut())
     }
 }
@@ -106,7 +106,7 @@ impl ScopeGuard {
 
 impl Drop for ScopeGuard {
     fn drop(&mut self) {
-        *self.scope.current.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *crate::lock(&self.scope.current) = None;
     }
 }
 

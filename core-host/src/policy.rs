@@ -67,15 +67,14 @@ impl Policy {
         // A policy depends only on its bytes, which its git object id names: the last one read
         // (valid or not) is kept; one that could not be read is tried again next time.
         static LAST: Mutex<Option<(String, Policy)>> = Mutex::new(None);
-        let lock = || LAST.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((oid, policy)) = lock().as_ref()
+        if let Some((oid, policy)) = crate::lock(&LAST).as_ref()
             && *oid == entry.oid
         {
             return policy.clone();
         }
         match Policy::from_blob(workspace, &entry.oid) {
             Ok(policy) => {
-                *lock() = Some((entry.oid, policy.clone()));
+                *crate::lock(&LAST) = Some((entry.oid, policy.clone()));
                 policy
             }
             Err(unreadable) => unreadable,

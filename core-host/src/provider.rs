@@ -172,11 +172,11 @@ impl Slot {
     }
 
     pub(crate) fn view(&self) -> View {
-        self.view.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::lock(&self.view).clone()
     }
 
     fn set_view(&self, update: impl FnOnce(&mut View)) {
-        update(&mut self.view.lock().unwrap_or_else(|p| p.into_inner()));
+        update(&mut crate::lock(&self.view));
     }
 
     /// Resolves once no start is in progress.

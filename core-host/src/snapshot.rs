@@ -186,7 +186,7 @@ impl Workspace {
     /// The baseline now: restamped when `HEAD`'s tree moved. The bool says whether it moved. Blocking.
     pub(crate) fn refresh(&self) -> Result<(Baseline, bool)> {
         {
-            let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+            let mut head = crate::lock(&self.head);
             let now = head.0.stamp();
             if now.is_some() && now == head.1 {
                 return Ok((self.baseline(), false));
@@ -194,7 +194,7 @@ impl Workspace {
             head.1 = now;
         }
         let tree = git::head_tree(&self.root)?;
-        let mut current = self.baseline.lock().unwrap_or_else(|p| p.into_inner());
+        let mut current = crate::lock(&self.baseline);
         if current.tree == tree {
             return Ok((current.clone(), false));
         }
@@ -239,7 +239,7 @@ impl Workspace {
         if !full {
             return refuse("which is not a full git object id");
         }
-        if let Some(tree) = lock(&self.named).get(rev) {
+        if let Some(tree) = crate::lock(&self.named).get(rev) {
             return Ok(Baseline {
                 tree: tree.clone(),
                 value: named.clone(),
@@ -254,7 +254,7 @@ impl Workspace {
         let Some(tree) = tree else {
             return refuse(&format!("which is no git {kind} of this repository"));
         };
-        let mut cache = lock(&self.named);
+        let mut cache = crate::lock(&self.named);
         if cache.len() >= 64 {
             cache.clear();
         }
@@ -311,7 +311,7 @@ impl Workspace {
         let mut found = HashMap::with_capacity(oids.len());
         let mut wanted = Vec::new();
         {
-            let cache = lock(&self.blobs);
+            let cache = crate::lock(&self.blobs);
             for oid in oids {
                 match cache.0.get(*oid) {
                     Some(blob) => {
@@ -378,10 +378,6 @@ impl Workspace {
             ids.1.insert(id.to_owned(), oid.to_owned());
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn stamp(tree: String) -> Baseline {
