@@ -345,44 +345,39 @@ impl Slot {
             served: Default::default(),
             refused: 0,
         });
-        let remaining = |started: Instant| {
-            evaluation
-                .deadline
-                .saturating_sub(started.elapsed())
-                .max(Duration::from_millis(1))
+        let remaining = evaluation
+            .deadline
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(1));
+        // Serialised from borrowed parts: the changeset is not copied for each provider.
+        let params = CheckEvaluate {
+            changeset: &evaluation.request["changeset"],
+            scope: "changeset",
+            comparison: &evaluation.comparison,
+            changeset_digest: &evaluation.changeset_digest,
+            configuration: self.spec.configuration.as_ref(),
         };
         let mut applied = from_asp01::Applied::new();
         let answer = if self.spec.protocol == Protocol::V0_1 {
-            let mut params = json!({
-                "changeset": evaluation.request["changeset"],
-                "scope": "changeset",
-                "comparison": evaluation.comparison,
-                "changesetDigest": evaluation.changeset_digest,
-            });
-            if let Some(configuration) = &self.spec.configuration {
-                params["configuration"] = configuration.clone();
+            // The asp/0.1 params are the v1.0 ones, mapped.
+            match serde_json::to_value(&params) {
+                Ok(params) => {
+                    let params = from_asp01::evaluate_params(
+                        params,
+                        evaluation.call_site,
+                        &evaluation.changeset_digest,
+                        &mut applied,
+                    );
+                    session.call("check/evaluate", &params, remaining).await
+                }
+                Err(e) => Err(Failure::new(
+                    "error",
+                    "active",
+                    format!("the check/evaluate params cannot be encoded: {e}"),
+                )),
             }
-            params = from_asp01::evaluate_params(
-                params,
-                evaluation.call_site,
-                &evaluation.changeset_digest,
-                &mut applied,
-            );
-            session
-                .call("check/evaluate", &params, remaining(started))
-                .await
         } else {
-            // Serialised from borrowed parts: the changeset is not copied for each provider.
-            let params = CheckEvaluate {
-                changeset: &evaluation.request["changeset"],
-                scope: "changeset",
-                comparison: &evaluation.comparison,
-                changeset_digest: &evaluation.changeset_digest,
-                configuration: self.spec.configuration.as_ref(),
-            };
-            session
-                .call("check/evaluate", &params, remaining(started))
-                .await
+            session.call("check/evaluate", &params, remaining).await
         };
         let served = guard.served();
         let refused = guard.refused();
