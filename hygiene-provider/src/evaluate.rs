@@ -229,23 +229,22 @@ async fn check_all<W: Workspace>(
 ) {
     let total = targets.len();
     let chunks: Vec<&[Target]> = targets.chunks(CHUNK).collect();
-    let ids = |chunk: &[Target]| -> Vec<String> {
-        chunk
-            .iter()
-            .flat_map(|t| t.before.iter().chain(t.after.iter()))
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
+    // The blobs of chunk `n`, unless there is no such chunk or the deadline has passed.
+    let fetch = |n: usize| {
+        let chunk = chunks.get(n).copied();
+        async move {
+            let chunk = chunk.filter(|_| Instant::now() < deadline)?;
+            let ids: BTreeSet<String> = chunk
+                .iter()
+                .flat_map(|t| t.before.iter().chain(t.after.iter()))
+                .cloned()
+                .collect();
+            Some(read(workspace, ids.into_iter().collect(), deadline).await)
+        }
     };
     // The next chunk's blobs are read while this chunk's checks run: at most two chunks' blobs
     // are held at once.
-    let mut next = match chunks.first() {
-        Some(first) if Instant::now() < deadline => {
-            Some(read(workspace, ids(first), deadline).await)
-        }
-        _ => None,
-    };
+    let mut next = fetch(0).await;
     for (n, chunk) in chunks.iter().enumerate() {
         let Some((blobs, failures)) = next.take() else {
             outcome.degrade(
@@ -284,15 +283,7 @@ async fn check_all<W: Workspace>(
                 .flat_map(|t| diagnostics(t, &blobs, &rules, settings, comparison))
                 .collect::<Vec<_>>()
         });
-        let prefetch = async {
-            match chunks.get(n + 1) {
-                Some(following) if Instant::now() < deadline => {
-                    Some(read(workspace, ids(following), deadline).await)
-                }
-                _ => None,
-            }
-        };
-        let (checked, prefetched) = tokio::join!(checks, prefetch);
+        let (checked, prefetched) = tokio::join!(checks, fetch(n + 1));
         next = prefetched;
         match checked {
             Ok(found) => outcome.diagnostics.extend(found),
