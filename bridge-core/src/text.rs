@@ -54,12 +54,8 @@ fn filter(text: &str, max_chars: usize, one_line: bool) -> Cow<'_, str> {
     let breaks = |c: char| one_line && matches!(c, '\n' | '\t');
     // Printable ASCII (and, unless one line, tab and line feed) is clean: most text is only that,
     // and a byte test is much cheaper than a look-up of each character.
-    let plain = |b: &u8| matches!(b, b' '..=b'~') || (!one_line && matches!(b, b'\n' | b'\t'));
-    let clean = if text.bytes().all(|b| plain(&b)) {
-        true
-    } else {
-        !text.chars().any(|c| is_hidden(c) || breaks(c))
-    };
+    let plain = |b: u8| matches!(b, b' '..=b'~') || (!one_line && matches!(b, b'\n' | b'\t'));
+    let clean = text.bytes().all(plain) || !text.chars().any(|c| is_hidden(c) || breaks(c));
     if clean && text.len() <= max_chars {
         return Cow::Borrowed(text);
     }
