@@ -21,7 +21,7 @@ use crate::snapshot::{Baseline, ScopedBlob, Workspace};
 
 /// Most entries one `workspace/listTree` answer lists; past it `truncated: true`.
 pub(crate) const MAX_TREE_ENTRIES: usize = 10_000;
-/// Most encoded bytes one `workspace/readBlob` answer carries.
+/// Longest `workspace/readBlob` answer, in bytes of JSON as sent (text counted escaped).
 pub(crate) const MAX_READ_BYTES: usize = 12 << 20;
 
 /// What a provider may read during the request it is evaluating.
@@ -335,7 +335,7 @@ fn encode(
             "{id} ({path}) is outside the read grant"
         )));
     }
-    let mut total = 0usize;
+    let mut total = r#"{"blobs":[]}"#.len();
     let mut out = Vec::new();
     for (id, source, path) in sources {
         let bytes = match source {
@@ -351,14 +351,18 @@ fn encode(
             ))));
         };
         let (encoding, text, length) = match std::str::from_utf8(&bytes) {
-            Ok(text) => ("utf-8", EncodedBytes::Text(bytes.clone()), text.len()),
+            Ok(text) => (
+                "utf-8",
+                EncodedBytes::Text(bytes.clone()),
+                escaped_len(text),
+            ),
             Err(_) => {
                 let text = STANDARD.encode(bytes.as_slice());
                 let length = text.len();
                 ("base64", EncodedBytes::Base64(text), length)
             }
         };
-        total += length;
+        total += entry_len(&id, encoding, length) + usize::from(!out.is_empty());
         if total > MAX_READ_BYTES {
             return Err(ReadFailure::Error(unavailable(format!(
                 "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
@@ -371,6 +375,24 @@ fn encode(
         });
     }
     Ok(out)
+}
+
+/// Length of one blob of the answer as JSON, `{"id":…,"encoding":…,"bytes":…}`, where `bytes` is
+/// `length` bytes long once escaped.
+fn entry_len(id: &str, encoding: &str, length: usize) -> usize {
+    r#"{"id":"","encoding":"","bytes":""}"#.len() + escaped_len(id) + encoding.len() + length
+}
+
+/// Length of `text` inside a JSON string as serde_json writes it: a quote, a backslash and the
+/// control characters with a short escape take two bytes, the other control characters six.
+fn escaped_len(text: &str) -> usize {
+    text.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorObject> {

@@ -104,3 +104,59 @@ async fn list_tree_without_paths_lists_every_baseline_file_and_a_folder_path_lis
     let src = json!({"baseline": baseline.value, "paths": ["src"]});
     assert_eq!(sorted_paths(src).await, ["src/index.ts", "src/math.ts"]);
 }
+
+/// Blobs of the request itself, as `encode` takes them, each with a grant-free path.
+fn scoped(texts: &[&[u8]]) -> Vec<(String, Source, String)> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| {
+            let path = format!("f{i}");
+            let blob = ScopedBlob {
+                path: path.clone(),
+                bytes: Some(Arc::new(bytes.to_vec())),
+            };
+            (format!("blob:{i}"), Source::Scoped(blob), path)
+        })
+        .collect()
+}
+
+fn everything() -> Grant {
+    Grant(vec![GlobSet::new(&["**"])])
+}
+
+#[test]
+fn the_answer_cap_counts_the_json_as_sent_escapes_included() {
+    let texts: [&[u8]; 4] = [
+        b"plain",
+        b"\"quoted\" \\ tab\t nl\n",
+        b"\x01\x1f\x7f",
+        b"\xff\xfe",
+    ];
+    let answer = encode(scoped(&texts), &everything(), &|_| unreachable_baseline())
+        .unwrap_or_else(|_| panic!("small blobs are served"));
+    let sent = serde_json::to_string(&ReadBlobResult { blobs: answer }).unwrap();
+    let counted = r#"{"blobs":[]}"#.len()
+        + texts.len()
+        - 1
+        // `plain`; `\"quoted\" \\ tab\t nl\n`; `\u0001\u001f` and DEL as it is
+        + [("blob:0", 5), ("blob:1", 24), ("blob:2", 13)]
+            .iter()
+            .map(|(id, len)| entry_len(id, "utf-8", *len))
+            .sum::<usize>()
+        + entry_len("blob:3", "base64", 4);
+    assert_eq!(sent.len(), counted, "{sent}");
+}
+
+#[test]
+fn control_characters_under_the_cap_raw_but_over_it_escaped_are_refused() {
+    // 3 MiB of \u0001 is 18 MiB once escaped: a provider must never get an answer past the cap.
+    let text = vec![1u8; 3 << 20];
+    let refused = encode(scoped(&[&text]), &everything(), &|_| unreachable_baseline());
+    match refused {
+        Err(ReadFailure::Error(e)) => assert!(e.message.contains("would pass"), "{}", e.message),
+        _ => panic!("an answer past the cap once escaped is refused"),
+    }
+    let fits = vec![b'a'; 3 << 20];
+    assert!(encode(scoped(&[&fits]), &everything(), &|_| unreachable_baseline()).is_ok());
+}
