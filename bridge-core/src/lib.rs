@@ -35,9 +35,10 @@ pub use peer::{Peer, PeerConfig};
 pub use source::HostSource;
 pub use worktree::Worktree;
 
-/// Locks `mutex`, going on with its data after a panic elsewhere poisoned it: every lock here guards
-/// state that stays consistent between statements, so a panicked holder leaves nothing half-done.
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Locks `mutex`, going on with its data after a panic elsewhere poisoned it. For every lock of the
+/// workspace's crates: each guards state that stays consistent between statements, so a panicked
+/// holder leaves nothing half-done.
+pub fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -36,13 +36,7 @@ use bridge_core::peer::{self, PeerConfig};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
-/// Locks `mutex`, going on with its data after a panic elsewhere poisoned it: every lock here guards
-/// state that stays consistent between statements, so a panicked holder leaves nothing half-done.
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+pub(crate) use bridge_core::lock;
 
 pub use error::{Error, Result};
 pub use receipt::{HOST_NAME, HOST_VERSION};

@@ -177,10 +177,7 @@ impl Workspace {
 
     /// The last baseline issued, without asking git.
     pub(crate) fn baseline(&self) -> Baseline {
-        self.baseline
-            .lock()
-            .map(|b| b.clone())
-            .unwrap_or_else(|p| p.into_inner().clone())
+        crate::lock(&self.baseline).clone()
     }
 
     /// The baseline now: restamped when `HEAD`'s tree moved. The bool says whether it moved. Blocking.

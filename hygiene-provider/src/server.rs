@@ -63,7 +63,7 @@ impl Provider {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        bridge_core::lock(&self.state)
     }
 
     fn initialize(&self, request: &IncomingRequest) -> Result<Value, ErrorObject> {

@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bridge_core::{HostSource, Worktree};
+use bridge_core::{HostSource, Worktree, lock};
 use tokio::task::{AbortHandle, JoinHandle};
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{
@@ -77,12 +77,6 @@ pub(crate) struct Session {
     shutdown_requested: AtomicBool,
     background: Mutex<Vec<AbortHandle>>,
     host_stop: Mutex<Option<JoinHandle<()>>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Session {

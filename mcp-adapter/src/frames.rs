@@ -83,9 +83,7 @@ pub(crate) struct Inflight(Arc<Mutex<HashSet<String>>>);
 
 impl Inflight {
     fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        bridge_core::lock(&self.0)
     }
 }
 

@@ -87,10 +87,7 @@ impl State {
     /// The client of the host the last call reached, if that host is still up and answering in
     /// time (else the supervisor decides what to do, after the policy is read).
     fn live(&self) -> Option<HostClient> {
-        let live = self
-            .live
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let live = bridge_core::lock(&self.live);
         live.as_ref()
             .filter(|c| !c.is_closed() && c.missed_deadlines_in_a_row() == 0)
             .cloned()
@@ -210,11 +207,7 @@ impl Call {
         }
         self.policy().await?;
         let client = self.state.host.client().await?;
-        *self
-            .state
-            .live
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
+        *bridge_core::lock(&self.state.live) = Some(client.clone());
         Ok(client)
     }
 

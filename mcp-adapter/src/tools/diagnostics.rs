@@ -578,12 +578,12 @@ impl Pages {
     /// [`KEPT_ANSWERS`] or [`KEPT_MAX_BYTES`] are kept (the newest always stays).
     fn keep(&self, build: impl FnOnce(u64) -> Output) -> Arc<Output> {
         let key = {
-            let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            let mut inner = bridge_core::lock(&self.inner);
             inner.next += 1;
             inner.next
         };
         let answer = Arc::new(build(key));
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = bridge_core::lock(&self.inner);
         inner.bytes += answer.kept_bytes;
         inner.kept.push_back((key, answer.clone()));
         while inner.kept.len() > KEPT_ANSWERS
@@ -597,7 +597,7 @@ impl Pages {
     }
 
     fn get(&self, key: u64) -> Option<Arc<Output>> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = bridge_core::lock(&self.inner);
         inner
             .kept
             .iter()
