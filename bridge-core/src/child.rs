@@ -8,6 +8,7 @@
 //! group at once. If this process dies without doing any of that (SIGKILL included), the child's
 //! watcher (`child/watcher.rs`) kills the group: nothing the child started in its group outlives us.
 
+mod leader;
 mod watcher;
 
 use std::borrow::Borrow;
@@ -18,8 +19,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
+use self::leader::{Leader, Signal};
 use self::watcher::Watcher;
 use crate::error::{Error, ExitStatus, Result};
 use crate::peer::{CallOptions, ExitProbe, Handler, Peer, PeerConfig};
@@ -57,7 +59,7 @@ impl ChildSpec {
 /// A running child process and the peer on its stdio.
 pub struct ChildPeer {
     peer: Peer,
-    child: Arc<tokio::sync::Mutex<Child>>,
+    child: Arc<Leader>,
     pid: Option<u32>,
     program: String,
     /// Kills the group if this process dies first; disarmed once the group was ended here.
@@ -116,8 +118,8 @@ impl ChildPeer {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let drained = tokio::spawn(drain_stderr(stderr, tail.clone()));
-        let child = Arc::new(tokio::sync::Mutex::new(child));
-        let probe = exit_probe(child.clone(), pid, watcher.clone(), drained, tail);
+        let child = Arc::new(Leader::new(child));
+        let probe = exit_probe(child.clone(), watcher.clone(), drained, tail);
         let peer = Peer::connect(
             BufReader::with_capacity(READ_BUFFER, stdout),
             stdin,
@@ -169,16 +171,14 @@ impl ChildPeer {
                 .await;
         }
         self.peer.close_input();
+        // Whatever the child did, nothing it started outlives it: its group is killed as it ends.
         let status = self.escalate(started).await;
-        // Whatever the child did, nothing it started outlives it.
-        signal_group(self.pid, Signal::Kill);
         self.watcher.disarm();
         self.finished = true;
         status
     }
 
     async fn escalate(&self, started: Instant) -> ExitStatus {
-        let mut child = self.child.lock().await;
         // Each step waits until its deadline (from `started`), then signals harder.
         let steps = [
             (
@@ -194,17 +194,13 @@ impl ChildPeer {
         ];
         for (deadline, signal, warning) in steps {
             let left = deadline.saturating_sub(started.elapsed());
-            if let Ok(Ok(status)) = tokio::time::timeout(left, child.wait()).await {
-                return exit_status(status);
+            if let Some(status) = self.child.end_within(left).await {
+                return status;
             }
             tracing::warn!(program = %self.program, pid = self.pid, "{warning}");
-            signal_group(self.pid, signal);
+            self.child.signal_group(signal);
         }
-        let _ = child.start_kill();
-        match child.wait().await {
-            Ok(status) => exit_status(status),
-            Err(_) => ExitStatus::Unknown,
-        }
+        self.child.kill().await
     }
 }
 
@@ -212,24 +208,14 @@ impl Drop for ChildPeer {
     fn drop(&mut self) {
         if !self.finished {
             // `kill_on_drop` ends the child itself; this also ends whatever it started.
-            signal_group(self.pid, Signal::Kill);
+            self.child.signal_group(Signal::Kill);
         }
         self.watcher.disarm();
     }
 }
 
-fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatus::Code(code),
-        (None, Some(signal)) => ExitStatus::Signal(signal),
-        (None, None) => ExitStatus::Unknown,
-    }
-}
-
 fn exit_probe(
-    child: Arc<tokio::sync::Mutex<Child>>,
-    pid: Option<u32>,
+    child: Arc<Leader>,
     watcher: Arc<Watcher>,
     drained: tokio::task::JoinHandle<()>,
     tail: Arc<Mutex<VecDeque<String>>>,
@@ -238,17 +224,13 @@ fn exit_probe(
         Box::pin(async move {
             // A child that closes stdout is normally exiting: give it a moment to be reaped.
             let grace = Duration::from_millis(500);
-            let status = {
-                let mut child = child.lock().await;
-                match tokio::time::timeout(grace, child.wait()).await {
-                    Ok(Ok(status)) => exit_status(status),
-                    _ => ExitStatus::StillRunning,
-                }
-            };
+            let status = child
+                .end_within(grace)
+                .await
+                .unwrap_or(ExitStatus::StillRunning);
             if status != ExitStatus::StillRunning {
-                // The child is gone: so is anything it left in its group. Its pid is free now: the
-                // watcher must not outlive this moment.
-                signal_group(pid, Signal::Kill);
+                // The child is gone, and so is anything it left in its group. Its pid is free now:
+                // the watcher must not outlive this moment.
                 watcher.disarm();
                 let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
             }
@@ -286,29 +268,6 @@ async fn drain_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<S
             }
             tail.push_back(text.to_owned());
         }
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Signal {
-    Term,
-    Kill,
-}
-
-/// Sends a signal to the child's process group (its pid, since it leads its own group). The group
-/// id stays reserved while any member lives, so this reaches only what the child left behind.
-#[allow(unsafe_code)]
-fn signal_group(pid: Option<u32>, signal: Signal) {
-    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) else {
-        return;
-    };
-    let signal = match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: kill(2) with a negative pid only sends a signal to that process group; no memory is shared.
-    unsafe {
-        libc::kill(-pid, signal);
     }
 }
 
