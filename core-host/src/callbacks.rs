@@ -385,14 +385,20 @@ fn entry_len(id: &str, encoding: &str, length: usize) -> usize {
 
 /// Length of `text` inside a JSON string as serde_json writes it: a quote, a backslash and the
 /// control characters with a short escape take two bytes, the other control characters six.
+/// Counted in runs of 255 bytes with byte-sized counters, which the compiler vectorises: this
+/// runs over every text blob served.
 fn escaped_len(text: &str) -> usize {
-    text.bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0x00..=0x1f => 6,
-            _ => 1,
-        })
-        .sum()
+    let mut extra = 0usize;
+    for run in text.as_bytes().chunks(255) {
+        let (mut control, mut short, mut quote) = (0u8, 0u8, 0u8);
+        for &b in run {
+            control += u8::from(b < 0x20);
+            short += u8::from(matches!(b, b'\n' | b'\r' | b'\t' | 0x08 | 0x0c));
+            quote += u8::from(b == b'"' || b == b'\\');
+        }
+        extra += usize::from(quote) + usize::from(short) + 5 * usize::from(control - short);
+    }
+    text.len() + extra
 }
 
 async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorObject> {

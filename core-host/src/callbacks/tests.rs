@@ -160,3 +160,15 @@ fn control_characters_under_the_cap_raw_but_over_it_escaped_are_refused() {
     let fits = vec![b'a'; 3 << 20];
     assert!(encode(scoped(&[&fits]), &everything(), &|_| unreachable_baseline()).is_ok());
 }
+
+#[test]
+fn escaped_lengths_are_those_serde_json_writes() {
+    let mut texts: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+    // Runs longer than a counting run (255 bytes), and text that is not ASCII.
+    texts.push("\u{1}\"\n".repeat(300));
+    texts.push("é\\ü\t".repeat(100));
+    for text in texts {
+        let written = serde_json::to_string(&text).unwrap().len() - 2;
+        assert_eq!(escaped_len(&text), written, "{text:?}");
+    }
+}
