@@ -260,9 +260,9 @@ async fn a_helper_a_provider_started_does_not_outlive_a_sigkill_of_the_host() {
 
 /// A SIGTERM while the providers are being stopped ends the stop at once, killing them, instead of
 /// waiting for the stop's bound. The host runs in this process so that the clock can be paused once
-/// the provider holds its answer to `shutdown`: a paused clock only moves when nothing else can run,
-/// so a host that ends on the signal ends before a 1 ms deadline, and one that waits for any timer
-/// (the stop's bound) does not.
+/// the provider holds its answer to `shutdown` and the signal is delivered: a paused clock only
+/// moves when nothing else can run, so a host that ends on the signal ends before a 1 ms deadline,
+/// and one that waits for any timer (the stop's bound) does not.
 #[tokio::test]
 async fn a_sigterm_while_the_providers_stop_ends_the_stop_at_once() {
     let repo = repo();
@@ -298,13 +298,21 @@ async fn a_sigterm_while_the_providers_stop_ends_the_stop_at_once() {
         seen.await
             .unwrap_or_else(|_| panic!("the provider never recorded {wanted}"));
     }
-    tokio::time::pause();
-    // SAFETY: raise(3) runs the handler (the runtime's, since `serve` listens for SIGTERM) on this
-    // thread before it returns.
+    // The signal reaches the host's listener through a pipe that every runtime of this test
+    // process reads: another test's runtime may read it first and wake the listener from its own
+    // thread. So the test waits, in real time, until its own listener has the signal (all listeners
+    // get it at once), and only then pauses the clock and lets the host run.
+    let mut delivered = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("listen for SIGTERM");
+    // SAFETY: raise(3) sends the signal to this thread; the runtime's handler only writes a byte.
     #[allow(unsafe_code)]
     unsafe {
         libc::raise(libc::SIGTERM);
     }
+    tokio::time::timeout(LIMIT, delivered.recv())
+        .await
+        .expect("the SIGTERM is delivered");
+    tokio::time::pause();
     let ended = tokio::time::timeout(Duration::from_millis(1), &mut serve).await;
     tokio::time::resume();
     assert!(
