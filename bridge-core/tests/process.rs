@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use bridge_core::{Error, ExitStatus, HostCommand, HostConfig, HostProcess};
+use test_support::process::{ended, ends};
 
 fn sh(script: &str) -> HostConfig {
     let command = HostCommand {
@@ -63,28 +64,6 @@ async fn the_handshake_refuses_an_unsupported_outer_protocol() {
         matches!(err, Error::UnsupportedProtocol { ref found } if found == "asp-outer/2.0"),
         "{err}"
     );
-}
-
-/// Whether a process has ended (gone, or a zombie nobody has reaped yet).
-fn ended(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
-/// Waits until `pid` has ended; false if it is still running after 10 s.
-async fn ends(pid: u32) -> bool {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !ended(pid) {
-        if tokio::time::Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    true
 }
 
 /// A host script that first starts a helper in its process group and writes the helper's pid.

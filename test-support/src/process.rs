@@ -38,6 +38,29 @@ pub fn wait_output(child: Child, limit: Duration) -> Output {
     }
 }
 
+/// Whether the process `pid` has ended: gone, or a zombie nobody has reaped yet (Linux).
+pub fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits until `pid` has ended ([`ended`]); false if it is still running after 10 s. The runtime
+/// goes on meanwhile, so the code under test can end it.
+pub async fn ends(pid: u32) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !ended(pid) {
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
 fn kill(pid: u32) {
     let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
 }

@@ -150,6 +150,7 @@ fn kill_group(pid: libc::pid_t, signal: libc::c_int) {
 
 #[cfg(test)]
 mod tests {
+    use test_support::process::{ended, ends};
     use tokio::io::{AsyncBufReadExt as _, BufReader};
 
     use super::*;
@@ -172,25 +173,6 @@ mod tests {
             .await
             .expect("the helper's pid");
         (leader, line.trim().parse().expect("a pid"))
-    }
-
-    /// Gone, or a zombie: no longer running.
-    fn ended(pid: u32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-            stat.rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-    }
-
-    async fn ends(pid: u32) -> bool {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !ended(pid) {
-            if tokio::time::Instant::now() > deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        true
     }
 
     #[tokio::test]
