@@ -42,6 +42,10 @@ seed() {
         body=$(one_line "$fixture")
         printf 'Content-Length: %d\r\n\r\n%s' "$(printf '%s' "$body" | wc -c)" "$body" >"$dir/$name"
         ;;
+      provider_answer) # the flags byte first: as recorded, and with a fresh validAsOf
+        { printf '\0'; one_line "$fixture"; } >"$dir/$name"
+        { printf '\4'; one_line "$fixture"; } >"$dir/$name-fresh"
+        ;;
       *)
         one_line "$fixture" >"$dir/$name"
         { one_line "$fixture"; printf '\0%s' "$text"; } >"$dir/$name-text"
@@ -68,6 +72,18 @@ seed() {
         '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}' "$call" \
         '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"asp_status","arguments":[]}}' \
         'not json'; } >"$dir/seed-session"
+      ;;
+    provider_answer) # opcore's recorded answers through the asp/0.1 mapping, fresh, at both call
+      # sites; and a well-formed asp/1.0 Assessment with an error finding and a fix (free-form args), fresh
+      for fixture in "$root"/tests/fixtures/opcore/evaluate.*.json; do
+        name=$(basename "${fixture%.json}")
+        { printf '\6'; one_line "$fixture"; } >"$dir/seed-opcore-$name"
+        { printf '\7'; one_line "$fixture"; } >"$dir/seed-opcore-$name-gate"
+      done
+      local assessment='{"status":"complete","diagnostics":[{"code":"f/x","severity":"error","source":"f","message":"m","location":{"path":"a.txt","range":{"start":{"line":0,"char":0},"end":{"line":0,"char":4}}},"fingerprint":"f1","fix":{"editRef":"f/fix","args":{"cmd":"x"}}}],"coverage":{"requested":{"scope":"changeset","diagnosticSources":["f"],"rules":[],"comparison":"all"},"covered":{"scope":"changeset","diagnosticSources":["f"],"rules":[],"comparison":"all"},"degraded":[],"unsupported":[],"exhaustive":true,"truncated":false},"provider":{"id":"f","version":"1","configDigest":"sha256:0","capabilityVersion":"check/1.0"},"timing":{"elapsedMs":1},"cache":{"status":"disabled"}}'
+      printf '\4%s' "$assessment" >"$dir/seed-assessment"
+      # the same with a host-owned field where the schema lets one through: it must be refused
+      printf '\4%s' "${assessment/\"cmd\"/\"shellCommand\"}" >"$dir/seed-assessment-host-owned"
       ;;
     lsp_frames)
       local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'

@@ -15,6 +15,8 @@ pub mod config;
 mod decide;
 mod error;
 mod evaluate;
+#[doc(hidden)]
+pub mod fuzzing;
 mod glob;
 mod host;
 mod json;

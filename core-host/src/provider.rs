@@ -9,7 +9,7 @@
 //! (requested ∩ configured read globs; write and network false). One evaluation runs at a time per
 //! provider, so the blobs it reads belong to exactly one request.
 
-mod from_asp01;
+pub(crate) mod from_asp01;
 mod session;
 
 use std::path::PathBuf;

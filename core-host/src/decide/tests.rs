@@ -15,18 +15,7 @@ fn assessment(severity: &str) -> Value {
 }
 
 fn item(required: bool, outcome: Outcome) -> Item {
-    Item {
-        requirement: "fake".into(),
-        provider: "fake".into(),
-        required,
-        authorized: true,
-        authority: json!({"identity": "fake", "integrity": "sha256:1", "conformance": "unverified",
-            "isolation": "advisory", "authority": {"granted": true, "requirement": "trusted-config"}}),
-        provenance: Some(
-            json!({"provider": "fake", "capability": "check", "identity": "fake", "integrity": "sha256:1"}),
-        ),
-        outcome,
-    }
+    crate::fuzzing::authorized_item("fake", required, outcome)
 }
 
 fn degraded(reason: &'static str) -> Outcome {

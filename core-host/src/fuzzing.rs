@@ -1,0 +1,168 @@
+//! Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): a provider's `check/evaluate`
+//! answer through what the host does with it (the asp/0.1 mapping for opcore, the checks of an
+//! Assessment, its outcome, the decision and its receipt) without a provider process or a
+//! repository. Not for other callers.
+
+use std::collections::BTreeSet;
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use crate::assessment::{self, Expected};
+use crate::config::CallSite;
+use crate::decide::{self, Item, Outcome, Request};
+use crate::provider::from_asp01;
+
+/// Fields only a host may write.
+pub const HOST_OWNED: &[&str] = assessment::HOST_OWNED;
+
+const BASELINE: &str = "git:tree:4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+const CHANGESET_DIGEST: &str =
+    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const BLOB: &str = "blob:sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae";
+
+/// The `validAsOf` of a fresh answer: the baseline and changeset digest the host sent, and the one
+/// blob it served.
+pub fn fresh_valid_as_of() -> Value {
+    json!({
+        "baseline": {"rev": BASELINE, "stampedAt": "2026-01-01T00:00:00.000Z"},
+        "changesetDigest": CHANGESET_DIGEST,
+        "blobs": [BLOB],
+    })
+}
+
+/// What the host made of one answer.
+#[derive(Debug)]
+pub struct Decided {
+    /// Whether the answer was accepted as a fresh, well-formed Assessment (of any status).
+    pub accepted: bool,
+    /// The decision envelope the host would send on the outer seam.
+    pub decision: Value,
+}
+
+/// `answer` as the `check/evaluate` result of the one provider of an evaluation, required for the
+/// call site and authorized by the trusted configuration: at `interactive`, or at `gate` when
+/// `gate` is set; mapped from asp/0.1 first when `asp01` is set, as for opcore.
+pub fn provider_answer(mut answer: Value, gate: bool, asp01: bool) -> Decided {
+    if asp01 {
+        answer = from_asp01::assessment(answer, &mut from_asp01::Applied::new());
+    }
+    let valid_as_of = fresh_valid_as_of();
+    let served = BTreeSet::from([BLOB.to_owned()]);
+    let expected = Expected {
+        baseline: &valid_as_of["baseline"],
+        changeset_digest: CHANGESET_DIGEST,
+        blobs_read: &served,
+    };
+    let accepted = assessment::accept(answer, &expected);
+    let was_accepted = accepted.is_ok();
+    let outcome = match accepted {
+        Ok(accepted) => decide::outcome_of(accepted),
+        Err(rejection) => Outcome::Degraded {
+            reason: rejection.reason,
+            detail: rejection.detail,
+            state: Some("active"),
+            assessment: None,
+        },
+    };
+    let item = authorized_item("fuzz", true, outcome);
+    let request = Request {
+        call_site: if gate {
+            CallSite::Gate
+        } else {
+            CallSite::Interactive
+        },
+        request_digest: "sha256:0".into(),
+        changeset_digest: CHANGESET_DIGEST,
+        policy_digest: "sha256:0",
+        baseline: &valid_as_of["baseline"],
+        started: SystemTime::now(),
+        host_degraded: Vec::new(),
+    };
+    Decided {
+        accepted: was_accepted,
+        decision: decide::decide(request, &[item]),
+    }
+}
+
+/// The coverage entry of provider `name`, enrolled and authorized by the trusted configuration,
+/// with `outcome` (also the entry of the decision tests).
+pub(crate) fn authorized_item(name: &str, required: bool, outcome: Outcome) -> Item {
+    Item {
+        requirement: name.into(),
+        provider: name.into(),
+        required,
+        authorized: true,
+        authority: json!({"identity": name, "integrity": "sha256:1", "conformance": "unverified",
+            "isolation": "advisory", "authority": {"granted": true, "requirement": "trusted-config"}}),
+        provenance: Some(
+            json!({"provider": name, "capability": "check", "identity": name, "integrity": "sha256:1"}),
+        ),
+        outcome,
+    }
+}
+
+/// `Ok` when `decision` is a valid `evaluateChangesetResult` of `outer-host.schema.json`, else the
+/// violations.
+pub fn check_decision(decision: &Value) -> Result<(), String> {
+    crate::schema::check_outer("evaluateChangesetResult", decision)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean() -> Value {
+        json!({
+            "status": "complete",
+            "diagnostics": [],
+            "coverage": {
+                "requested": {"scope": "changeset", "diagnosticSources": ["f"], "rules": [], "comparison": "all"},
+                "covered": {"scope": "changeset", "diagnosticSources": ["f"], "rules": [], "comparison": "all"},
+                "degraded": [], "unsupported": [], "exhaustive": true, "truncated": false
+            },
+            "validAsOf": fresh_valid_as_of(),
+            "provider": {"id": "f", "version": "1", "configDigest": "sha256:0", "capabilityVersion": "check/1.0"},
+            "timing": {"elapsedMs": 1},
+            "cache": {"status": "disabled"}
+        })
+    }
+
+    #[test]
+    fn a_fresh_clean_answer_is_allowed_at_interactive_and_never_at_gate() {
+        let decided = provider_answer(clean(), false, false);
+        assert!(decided.accepted);
+        assert_eq!(
+            decided.decision["decision"], "allow",
+            "{:#}",
+            decided.decision
+        );
+        check_decision(&decided.decision).unwrap();
+        let gated = provider_answer(clean(), true, false);
+        assert_eq!(gated.decision["decision"], "indeterminate");
+        check_decision(&gated.decision).unwrap();
+    }
+
+    #[test]
+    fn a_host_owned_field_the_schema_lets_through_is_refused_by_the_host_itself() {
+        // A fix's `args` are free-form, and the schema's list of forbidden names lacks this one.
+        let mut answer = clean();
+        answer["diagnostics"] = json!([{"code": "f/x", "severity": "warning", "source": "f",
+            "message": "m", "location": {"path": "a.txt"}, "fingerprint": "f1",
+            "fix": {"editRef": "f/fix", "args": {"shellCommand": "rm -rf /"}}}]);
+        let decided = provider_answer(answer, false, false);
+        assert!(!decided.accepted, "{:#}", decided.decision);
+        let reasons = &decided.decision["coverage"]["degraded"];
+        assert_eq!(reasons[0]["reason"], "malformed", "{reasons:#}");
+    }
+
+    #[test]
+    fn a_host_owned_field_anywhere_is_malformed() {
+        let mut answer = clean();
+        answer["diagnostics"] = json!([{"data": [{"verdict": "pass"}]}]);
+        let decided = provider_answer(answer, false, true);
+        assert!(!decided.accepted);
+        assert_eq!(decided.decision["decision"], "indeterminate");
+        check_decision(&decided.decision).unwrap();
+    }
+}
