@@ -46,6 +46,9 @@ seed() {
         { printf '\0'; one_line "$fixture"; } >"$dir/$name"
         { printf '\4'; one_line "$fixture"; } >"$dir/$name-fresh"
         ;;
+      changeset_intake) # the flags byte first: the host's baseline and true blob ids
+        { printf '\3'; one_line "$fixture"; } >"$dir/$name"
+        ;;
       *)
         one_line "$fixture" >"$dir/$name"
         { one_line "$fixture"; printf '\0%s' "$text"; } >"$dir/$name-text"
@@ -85,6 +88,15 @@ seed() {
       # the same with a host-owned field where the schema lets one through: it must be refused
       printf '\4%s' "${assessment/\"cmd\"/\"shellCommand\"}" >"$dir/seed-assessment-host-owned"
       ;;
+    changeset_intake) # every file of the target's repository changed, then a rename and a delete
+      local change='{"kind":"modify","before":"","after":""}'
+      local changes="" path
+      for path in a.txt dir/b.json leak dirlink/secret fifo dir/fifo; do
+        changes+="${changes:+,}${change/\{/\{\"path\":\"$path\",}"
+      done
+      printf '\3{"baseline":{"rev":""},"changes":[%s]}' "$changes" >"$dir/seed-every-file"
+      printf '\3%s' '{"baseline":{"rev":""},"changes":[{"path":"dir/b.json","kind":"rename","from":"a.txt","before":"","after":""},{"path":"leak","kind":"delete","before":""}]}' >"$dir/seed-rename-delete"
+      ;;
     lsp_frames)
       local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
       printf 'Content-Length: %d\r\n\r\n%s' "${#init}" "$init" >"$dir/seed-initialize"
@@ -98,7 +110,8 @@ for target in $targets; do
   seed "$target"
   log=$(mktemp)
   start=$SECONDS
-  if ! cargo fuzz run --debug-assertions "$target" -- -runs="$runs" -max_len=8192 \
+  # -timeout: an input that takes over 30 s (a read that blocks, a loop) is a crash too.
+  if ! cargo fuzz run --debug-assertions "$target" -- -runs="$runs" -max_len=8192 -timeout=30 \
     -dict="$root/fuzz/dict/asp.dict" -print_final_stats=1 >"$log" 2>&1; then
     grep -E -A3 'panicked at|ERROR: libFuzzer|==ERROR|SUMMARY:' "$log" | head -n 30 >&2 || true
     input=$(grep -o 'artifacts/[^ ]*' "$log" | tail -n 1)

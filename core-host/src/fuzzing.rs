@@ -1,10 +1,12 @@
 //! Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): a provider's `check/evaluate`
 //! answer through what the host does with it (the asp/0.1 mapping for opcore, the checks of an
 //! Assessment, its outcome, the decision and its receipt) without a provider process or a
-//! repository. Not for other callers.
+//! repository; and a client's changeset through intake against a real repository. Not for other
+//! callers.
 
 use std::collections::BTreeSet;
-use std::time::SystemTime;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
@@ -12,6 +14,7 @@ use crate::assessment::{self, Expected};
 use crate::config::CallSite;
 use crate::decide::{self, Item, Outcome, Request};
 use crate::provider::from_asp01;
+use crate::snapshot::{self, Workspace};
 
 /// Fields only a host may write.
 pub const HOST_OWNED: &[&str] = assessment::HOST_OWNED;
@@ -106,6 +109,56 @@ pub(crate) fn authorized_item(name: &str, required: bool, outcome: Outcome) -> I
 /// violations.
 pub fn check_decision(decision: &Value) -> Result<(), String> {
     crate::schema::check_outer("evaluateChangesetResult", decision)
+}
+
+/// The workspace of [`intake`]: a git work tree.
+#[derive(Debug)]
+pub struct IntakeWorkspace(Workspace);
+
+impl IntakeWorkspace {
+    /// Opens the work tree at `root`. Blocking.
+    pub fn open(root: &Path) -> Result<IntakeWorkspace, String> {
+        Workspace::open(root)
+            .map(IntakeWorkspace)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The `rev` of the host's own baseline, which a changeset must name to be checked.
+    pub fn baseline_rev(&self) -> String {
+        self.0.baseline().rev().to_owned()
+    }
+}
+
+/// A blob intake kept for the providers' reads.
+#[derive(Debug)]
+pub struct Kept {
+    pub id: String,
+    pub path: String,
+    /// `None` past the size cap.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// What intake made of a changeset: the blobs kept and the `stale` reasons, or the `input` error.
+pub fn intake(
+    workspace: &IntakeWorkspace,
+    changeset: &Value,
+) -> Result<(Vec<Kept>, usize), String> {
+    let baseline = workspace.0.baseline();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let intake = snapshot::intake(&workspace.0, &baseline, changeset, deadline)?;
+    let kept = intake
+        .blobs
+        .into_iter()
+        .map(|(id, blob)| Kept {
+            id,
+            path: blob.path,
+            bytes: blob.bytes.map(|b| b.to_vec()),
+        })
+        .collect();
+    Ok((
+        kept,
+        intake.stale.len() + usize::from(intake.stale_baseline.is_some()),
+    ))
 }
 
 #[cfg(test)]

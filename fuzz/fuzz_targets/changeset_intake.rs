@@ -1,0 +1,145 @@
+//! Fuzz target: arbitrary JSON as the changeset of `host/evaluateChangeset`, through the embedded
+//! host's intake against a real repository whose work tree is hostile: symlinks to a file and to a
+//! folder outside it (one of them committed), and FIFOs.
+//!
+//! The first byte chooses: bit 0 sets `baseline.rev` to the host's own (else intake stops at the
+//! baseline), bit 1 gives every change whose path this target wrote the true `before` and `after`
+//! blob ids (so that mutations reach the kept blobs without guessing digests). The rest is the
+//! changeset, or `host/evaluateChangeset` params holding one.
+//!
+//! Nothing panics and nothing blocks (a FIFO read would: scripts/fuzz.sh makes a slow input a
+//! crash). Every kept blob's bytes hash to its id, its path is one the changeset names, and no kept
+//! blob holds the content of the file outside the repository.
+#![no_main]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use bridge_core::digest::sha256_hex;
+use core_host::fuzzing::{IntakeWorkspace, intake};
+use libfuzzer_sys::fuzz_target;
+use serde_json::{Value, json};
+
+const SECRET: &str = "TOP-SECRET-CONTENT outside the repository\n";
+
+struct Fixture {
+    workspace: IntakeWorkspace,
+    /// path → (before, after) blob ids as this target wrote them.
+    ids: HashMap<&'static str, (String, String)>,
+}
+
+fn id(bytes: &str) -> String {
+    format!("blob:sha256:{}", sha256_hex(bytes.as_bytes()))
+}
+
+fn run(dir: &Path, program: &str, args: &[&str]) {
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect(program);
+    assert!(status.success(), "{program} {args:?}");
+}
+
+/// The repository, made once per fuzzing process under the temporary folder (and left there).
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("asp-fuzz-intake-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (repo, outside) = (dir.join("repo"), dir.join("outside"));
+        std::fs::create_dir_all(repo.join("dir")).expect("repo");
+        std::fs::create_dir_all(&outside).expect("outside");
+        std::fs::write(outside.join("secret"), SECRET).expect("secret");
+        std::fs::write(repo.join("a.txt"), "hello\n").expect("a.txt");
+        std::fs::write(repo.join("dir/b.json"), "{}\n").expect("b.json");
+        std::os::unix::fs::symlink("../outside/secret", repo.join("leak")).expect("leak");
+        run(&repo, "git", &["init", "-q"]);
+        run(&repo, "git", &["add", "-A"]);
+        run(
+            &repo,
+            "git",
+            &[
+                "-c",
+                "user.name=f",
+                "-c",
+                "user.email=f@f",
+                "commit",
+                "-qm",
+                "base",
+            ],
+        );
+        std::fs::write(repo.join("a.txt"), "hello world\n").expect("a.txt");
+        std::os::unix::fs::symlink("../outside", repo.join("dirlink")).expect("dirlink");
+        run(&repo, "mkfifo", &["fifo", "dir/fifo"]);
+        let ids = HashMap::from([
+            ("a.txt", (id("hello\n"), id("hello world\n"))),
+            ("dir/b.json", (id("{}\n"), id("{}\n"))),
+            ("leak", (id("../outside/secret"), id(SECRET))),
+            ("dirlink/secret", (id(SECRET), id(SECRET))),
+            ("fifo", (id(""), id(""))),
+            ("dir/fifo", (id(""), id(""))),
+        ]);
+        let workspace = IntakeWorkspace::open(&repo).expect("the workspace");
+        Fixture { workspace, ids }
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, json)) = data.split_first() else {
+        return;
+    };
+    let Ok(mut changeset) = serde_json::from_slice::<Value>(json) else {
+        return;
+    };
+    if changeset.get("changeset").is_some() {
+        changeset = changeset["changeset"].take();
+    }
+    let fixture = fixture();
+    if flags & 1 != 0 && changeset.is_object() {
+        changeset["baseline"] = json!({"rev": fixture.workspace.baseline_rev()});
+    }
+    if flags & 2 != 0
+        && let Some(changes) = changeset.get_mut("changes").and_then(Value::as_array_mut)
+    {
+        for change in changes.iter_mut().filter(|c| c.is_object()) {
+            let path = change["path"].as_str().unwrap_or_default();
+            if let Some((before, after)) = fixture.ids.get(path) {
+                change["before"] = json!(before);
+                change["after"] = json!(after);
+            }
+        }
+    }
+    let named: Vec<&str> = changeset["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| [c["path"].as_str(), c["from"].as_str()])
+        .flatten()
+        .collect();
+    let Ok((kept, _stale)) = intake(&fixture.workspace, &changeset) else {
+        return;
+    };
+    for blob in kept {
+        assert!(
+            named.contains(&blob.path.as_str()),
+            "{} was not named",
+            blob.path
+        );
+        if let Some(bytes) = &blob.bytes {
+            assert_eq!(
+                format!("blob:sha256:{}", sha256_hex(bytes)),
+                blob.id,
+                "{}: kept bytes that are not its blob",
+                blob.path
+            );
+            assert!(
+                !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+                "{}: the file outside the repository was read",
+                blob.path
+            );
+        }
+    }
+});
