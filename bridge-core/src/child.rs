@@ -62,8 +62,6 @@ pub struct ChildPeer {
     child: Arc<Leader>,
     pid: Option<u32>,
     program: String,
-    /// Kills the group if this process dies first; disarmed once the group was ended here.
-    watcher: Arc<Watcher>,
     finished: bool,
 }
 
@@ -106,7 +104,6 @@ impl ChildPeer {
             program: spec.program.clone(),
             source,
         })?;
-        let watcher = Arc::new(watcher);
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -118,8 +115,8 @@ impl ChildPeer {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let drained = tokio::spawn(drain_stderr(stderr, tail.clone()));
-        let child = Arc::new(Leader::new(child));
-        let probe = exit_probe(child.clone(), watcher.clone(), drained, tail);
+        let child = Arc::new(Leader::new(child, watcher));
+        let probe = exit_probe(child.clone(), drained, tail);
         let peer = Peer::connect(
             BufReader::with_capacity(READ_BUFFER, stdout),
             stdin,
@@ -133,7 +130,6 @@ impl ChildPeer {
             child,
             pid,
             program: spec.program.clone(),
-            watcher,
             finished: false,
         })
     }
@@ -173,7 +169,6 @@ impl ChildPeer {
         self.peer.close_input();
         // Whatever the child did, nothing it started outlives it: its group is killed as it ends.
         let status = self.escalate(started).await;
-        self.watcher.disarm();
         self.finished = true;
         status
     }
@@ -210,13 +205,12 @@ impl Drop for ChildPeer {
             // `kill_on_drop` ends the child itself; this also ends whatever it started.
             self.child.signal_group(Signal::Kill);
         }
-        self.watcher.disarm();
+        self.child.ended();
     }
 }
 
 fn exit_probe(
     child: Arc<Leader>,
-    watcher: Arc<Watcher>,
     drained: tokio::task::JoinHandle<()>,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> ExitProbe {
@@ -229,9 +223,7 @@ fn exit_probe(
                 .await
                 .unwrap_or(ExitStatus::StillRunning);
             if status != ExitStatus::StillRunning {
-                // The child is gone, and so is anything it left in its group. Its pid is free now:
-                // the watcher must not outlive this moment.
-                watcher.disarm();
+                // The child is gone, and so is anything it left in its group; its watcher too.
                 let _ = tokio::time::timeout(Duration::from_millis(200), drained).await;
             }
             let tail = tail

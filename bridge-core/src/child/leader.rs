@@ -6,7 +6,8 @@
 //! group is killed between the leader's exit and its reaping: a zombie keeps its pid. The exit is
 //! seen through a pidfd opened right after the spawn (Linux 5.3+), which reports it without
 //! reaping; without one (an older kernel) the leader is reaped first and the group signalled after.
-//! Once the leader is reaped, its group is never signalled again.
+//! Once the group is ended here it is never signalled again, and its watcher (which would SIGKILL
+//! the group if this process died) is disarmed: both before the reap.
 
 use std::io;
 use std::os::fd::{FromRawFd as _, OwnedFd};
@@ -16,6 +17,7 @@ use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::process::Child;
 
+use super::watcher::Watcher;
 use crate::error::ExitStatus;
 
 #[derive(Clone, Copy, Debug)]
@@ -32,13 +34,17 @@ pub(super) struct Leader {
     pid: Option<libc::pid_t>,
     /// Readable once the child has exited, reaped or not.
     exit: Option<AsyncFd<OwnedFd>>,
-    /// Set (after the group's last signal) before the child is reaped.
-    reaped: AtomicBool,
+    /// Set once the group was ended here (after its last signal, before the child is reaped):
+    /// its id is never signalled after that.
+    ended: AtomicBool,
+    /// Kills the group if this process dies first; disarmed once the group was ended here.
+    watcher: Watcher,
 }
 
 impl Leader {
-    /// Must be called before anything waits for `child`, within the runtime.
-    pub(super) fn new(child: Child) -> Leader {
+    /// Must be called before anything waits for `child`, within the runtime. `watcher` watches
+    /// `child`'s group.
+    pub(super) fn new(child: Child, watcher: Watcher) -> Leader {
         let pid = child
             .id()
             .and_then(|p| libc::pid_t::try_from(p).ok())
@@ -54,15 +60,16 @@ impl Leader {
             child: tokio::sync::Mutex::new(child),
             pid,
             exit,
-            reaped: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+            watcher,
         }
     }
 
-    /// Sends `signal` to the child's group, unless the child is already reaped. The group id stays
+    /// Sends `signal` to the child's group, unless the group was already ended here. The group id stays
     /// reserved while any member lives, so this reaches only the child and what it left behind.
     pub(super) fn signal_group(&self, signal: Signal) {
         let Some(pid) = self.pid else { return };
-        if self.reaped.load(Ordering::Acquire) {
+        if self.ended.load(Ordering::Acquire) {
             return;
         }
         let signal = match signal {
@@ -86,7 +93,7 @@ impl Leader {
         let status = tokio::time::timeout(limit, child.wait()).await.ok()?;
         // No pidfd: reaped already, so this is the one signal sent after the reap.
         self.signal_group(Signal::Kill);
-        self.reaped.store(true, Ordering::Release);
+        self.ended();
         Some(status.map_or(ExitStatus::Unknown, exit_status))
     }
 
@@ -98,10 +105,16 @@ impl Leader {
         self.reap(&mut child).await
     }
 
-    /// Kills the group, marks the child reaped, then reaps it (it has exited, or is being killed).
+    /// The group was ended here: its id is not signalled again, and the watcher stands down.
+    pub(super) fn ended(&self) {
+        self.ended.store(true, Ordering::Release);
+        self.watcher.disarm();
+    }
+
+    /// Kills the group, marks it ended, then reaps the child (it has exited, or is being killed).
     async fn reap(&self, child: &mut Child) -> ExitStatus {
         self.signal_group(Signal::Kill);
-        self.reaped.store(true, Ordering::Release);
+        self.ended();
         match child.wait().await {
             Ok(status) => exit_status(status),
             Err(_) => ExitStatus::Unknown,
@@ -166,7 +179,7 @@ mod tests {
             .spawn()
             .expect("sh");
         let stdout = child.stdout.take().expect("piped");
-        let leader = Leader::new(child);
+        let leader = Leader::new(child, Watcher::start().expect("a watcher"));
         let mut line = String::new();
         BufReader::new(stdout)
             .read_line(&mut line)
@@ -193,7 +206,7 @@ mod tests {
             leader.end_within(Duration::from_secs(10)).await,
             Some(ExitStatus::Code(7))
         );
-        assert!(leader.reaped.load(Ordering::Acquire));
+        assert!(leader.ended.load(Ordering::Acquire));
         assert!(ends(helper).await, "the helper outlived its leader");
     }
 
@@ -201,10 +214,10 @@ mod tests {
     async fn a_child_still_running_at_the_limit_is_killed_with_its_group_on_demand() {
         let (leader, helper) = with_helper("sleep 300").await;
         assert_eq!(leader.end_within(Duration::from_millis(50)).await, None);
-        assert!(!leader.reaped.load(Ordering::Acquire));
+        assert!(!leader.ended.load(Ordering::Acquire));
         assert!(!ended(helper));
         assert_eq!(leader.kill().await, ExitStatus::Signal(libc::SIGKILL));
-        assert!(leader.reaped.load(Ordering::Acquire));
+        assert!(leader.ended.load(Ordering::Acquire));
         assert!(ends(helper).await, "the helper outlived its leader");
     }
 }
