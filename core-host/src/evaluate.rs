@@ -264,12 +264,7 @@ fn item(
     let provenance = identity.as_ref().map(|i| plan::provenance(&provider, i));
     let mut outcome = match outcome {
         Ok(accepted) => decide::outcome_of(accepted),
-        Err(failure) => Outcome::Degraded {
-            reason: failure.reason,
-            detail: failure.detail,
-            state: Some(failure.lifecycle),
-            assessment: failure.assessment,
-        },
+        Err(failure) => failure.into(),
     };
     if let (Some(why), Outcome::Ran(assessment)) = (&refusal, &outcome) {
         outcome = Outcome::Degraded {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::assessment::{self, Expected};
 use crate::config::CallSite;
 use crate::decide::{self, Item, Outcome, Request};
-use crate::provider::from_asp01;
+use crate::provider::{Failure, from_asp01};
 use crate::snapshot::{self, Workspace};
 
 /// Fields only a host may write.
@@ -61,12 +61,7 @@ pub fn provider_answer(mut answer: Value, gate: bool, asp01: bool) -> Decided {
     let was_accepted = accepted.is_ok();
     let outcome = match accepted {
         Ok(accepted) => decide::outcome_of(accepted),
-        Err(rejection) => Outcome::Degraded {
-            reason: rejection.reason,
-            detail: rejection.detail,
-            state: Some("active"),
-            assessment: None,
-        },
+        Err(rejection) => Failure::rejected(rejection).into(),
     };
     let item = authorized_item("fuzz", true, outcome);
     let request = Request {

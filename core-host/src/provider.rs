@@ -23,6 +23,7 @@ pub(crate) use session::Session;
 use crate::assessment::{self, Accepted, Expected};
 use crate::callbacks::{RequestScope, Scope};
 use crate::config::{CallSite, Protocol, ProviderSpec};
+use crate::decide::Outcome;
 use crate::snapshot::{Baseline, ScopedBlob, Workspace};
 
 /// The restart delay doubles from the configured one up to this.
@@ -55,6 +56,27 @@ impl Failure {
             detail: detail.into(),
             lifecycle,
             assessment: None,
+        }
+    }
+
+    /// An answer the host did not accept: a malformed one leaves the provider `malformed`.
+    pub(crate) fn rejected(rejection: assessment::Rejection) -> Failure {
+        let lifecycle = if rejection.reason == "malformed" {
+            "malformed"
+        } else {
+            "active"
+        };
+        Failure::new(rejection.reason, lifecycle, rejection.detail)
+    }
+}
+
+impl From<Failure> for Outcome {
+    fn from(failure: Failure) -> Outcome {
+        Outcome::Degraded {
+            reason: failure.reason,
+            detail: failure.detail,
+            state: Some(failure.lifecycle),
+            assessment: failure.assessment,
         }
     }
 }
@@ -412,12 +434,7 @@ impl Slot {
             }
             Err(rejection) => {
                 tracing::warn!(provider = %self.spec.id, reason = rejection.reason, "assessment rejected: {}", rejection.detail);
-                let lifecycle = if rejection.reason == "malformed" {
-                    "malformed"
-                } else {
-                    "active"
-                };
-                Err(Failure::new(rejection.reason, lifecycle, rejection.detail))
+                Err(Failure::rejected(rejection))
             }
         }
     }
