@@ -17,6 +17,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use asp_bridge_fuzz::flagged;
 use bridge_core::digest::sha256_hex;
 use core_host::fuzzing::{IntakeWorkspace, intake};
 use libfuzzer_sys::fuzz_target;
@@ -88,15 +89,9 @@ fn fixture() -> &'static Fixture {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, json)) = data.split_first() else {
+    let Some((flags, mut changeset)) = flagged(data, "changeset") else {
         return;
     };
-    let Ok(mut changeset) = serde_json::from_slice::<Value>(json) else {
-        return;
-    };
-    if changeset.get("changeset").is_some() {
-        changeset = changeset["changeset"].take();
-    }
     let fixture = fixture();
     if flags & 1 != 0 && changeset.is_object() {
         changeset["baseline"] = json!({"rev": fixture.workspace.baseline_rev()});

@@ -13,6 +13,7 @@
 //! `indeterminate`, with `insufficient-assurance` in `coverage.degraded`.
 #![no_main]
 
+use asp_bridge_fuzz::flagged;
 use core_host::fuzzing::{HOST_OWNED, check_decision, fresh_valid_as_of, provider_answer};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -32,19 +33,9 @@ fn host_owned(value: &Value) -> Option<&str> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, json)) = data.split_first() else {
+    let Some((flags, mut answer)) = flagged(data, "response") else {
         return;
     };
-    let Ok(mut answer) = serde_json::from_slice::<Value>(json) else {
-        return;
-    };
-    // A recorded exchange (`{"request", "response"}`), then a JSON-RPC response: its answer.
-    if answer.get("response").is_some() {
-        answer = answer["response"].take();
-    }
-    if answer.get("jsonrpc").is_some() && answer.get("result").is_some() {
-        answer = answer["result"].take();
-    }
     let (gate, asp01, fresh) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
     if fresh && let Some(object) = answer.as_object_mut() {
         object.insert("validAsOf".into(), fresh_valid_as_of());

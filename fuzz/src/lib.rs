@@ -1,8 +1,10 @@
-//! What the fuzz targets share: how an input is read as a host answer and a document text.
+//! What the fuzz targets share: how an input is read as a host answer and a document text, or as
+//! a byte of flags and a JSON document.
 //!
 //! An input is a host answer (JSON: a bare result, or a JSON-RPC response whose `result` is read),
 //! optionally followed by a NUL byte and the text of the document the answer is about. The seed
-//! corpus (`scripts/fuzz.sh`) is the ASP fixtures in that form.
+//! corpus (`scripts/fuzz.sh`) is the ASP fixtures in that form. The embedded host's targets read a
+//! byte of flags first ([`flagged`]).
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -34,6 +36,24 @@ pub fn answer<T: DeserializeOwned>(json: &[u8]) -> Option<T> {
         return Some(value);
     }
     serde_json::from_slice(json).ok()
+}
+
+/// The first byte of `data` (flags of the target) and the rest as JSON, unwrapped from the message
+/// it may sit in: the `key` member when the document has one (`changeset` of evaluate params),
+/// then a recorded exchange's `response`, then a JSON-RPC response's `result`. `None` when the
+/// rest is not JSON.
+pub fn flagged(data: &[u8], key: &str) -> Option<(u8, serde_json::Value)> {
+    let (&flags, json) = data.split_first()?;
+    let mut value: serde_json::Value = serde_json::from_slice(json).ok()?;
+    for member in [key, "response"] {
+        if value.get(member).is_some() {
+            value = value[member].take();
+        }
+    }
+    if value.get("jsonrpc").is_some() && value.get("result").is_some() {
+        value = value["result"].take();
+    }
+    Some((flags, value))
 }
 
 /// Lines of `text` as LSP counts them: `\n`, `\r\n` and `\r` each end one.
