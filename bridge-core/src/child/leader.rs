@@ -65,8 +65,9 @@ impl Leader {
         }
     }
 
-    /// Sends `signal` to the child's group, unless the group was already ended here. The group id stays
-    /// reserved while any member lives, so this reaches only the child and what it left behind.
+    /// Sends `signal` to the child's group, unless the group was already ended here. The group id
+    /// stays reserved while any member lives, so this reaches only the child and what it left
+    /// behind.
     pub(super) fn signal_group(&self, signal: Signal) {
         let Some(pid) = self.pid else { return };
         if self.ended.load(Ordering::Acquire) {
@@ -155,7 +156,8 @@ fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
 
 #[allow(unsafe_code)]
 fn kill_group(pid: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill(2) with a negative pid only sends a signal to that process group; no memory is shared.
+    // SAFETY: kill(2) with a negative pid only sends a signal to that process group; no memory is
+    // shared.
     unsafe {
         libc::kill(-pid, signal);
     }
