@@ -2,7 +2,9 @@
 //! `ASP_BRIDGE_HOST_COMMAND`; else `asp host serve --repo {repo}` when an `asp` executable is on
 //! `PATH`; else the embedded host, this executable's `host serve --repo {repo}` (with `--config`
 //! when one is given). `--host-command embedded` names the embedded host explicitly. The choice is
-//! printed once on stderr, as one line.
+//! printed once on stderr, as one line. The embedded host's configuration is checked here too, so
+//! that an invalid one is this command's `input` error (exit 6), as a missing one is, and not the
+//! `health` error of a host that exits at start.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -54,6 +56,10 @@ impl HostChoice {
                 },
             },
         };
+        if let Source::Embedded { .. } = source {
+            core_host::config::Config::load(config.as_deref(), Vec::new())
+                .context("the embedded host's configuration")?;
+        }
         Ok(HostChoice { source, config })
     }
 
