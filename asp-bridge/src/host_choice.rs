@@ -116,9 +116,17 @@ impl HostChoice {
     }
 }
 
+/// Whether this process chose the embedded host (whose exit codes are this executable's own).
+pub(crate) fn embedded_in_use() -> bool {
+    CHOICE
+        .get()
+        .is_some_and(|choice| matches!(choice.source, Source::Embedded { .. }))
+}
+
+static CHOICE: OnceLock<HostChoice> = OnceLock::new();
+
 /// The choice for this process: resolved once, and announced on stderr the first time.
 pub(crate) fn choose(args: &HostArgs) -> anyhow::Result<&'static HostChoice> {
-    static CHOICE: OnceLock<HostChoice> = OnceLock::new();
     if let Some(choice) = CHOICE.get() {
         return Ok(choice);
     }

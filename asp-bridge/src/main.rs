@@ -104,7 +104,7 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
         .chain()
         .find_map(|cause| {
             if let Some(e) = cause.downcast_ref::<bridge_core::Error>() {
-                Some(e.fail_class())
+                Some(host_fail_class(e))
             } else if let Some(e) = cause.downcast_ref::<core_host::Error>() {
                 Some(e.fail_class())
             } else if let Some(e) = cause.downcast_ref::<mcp_adapter::Error>() {
@@ -121,6 +121,18 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
             }
         })
         .unwrap_or(FailClass::Input)
+}
+
+/// The class of a bridge-core error. The embedded host is this executable: when it exits with the
+/// code of an `input` error (a workspace that is not a git repository, say), so does the command.
+fn host_fail_class(error: &bridge_core::Error) -> FailClass {
+    match error {
+        bridge_core::Error::HostExited {
+            status: bridge_core::ExitStatus::Code(6),
+            ..
+        } if host_choice::embedded_in_use() => FailClass::Input,
+        other => other.fail_class(),
+    }
 }
 
 /// The workspace root: `--repo` or the current directory, made absolute.

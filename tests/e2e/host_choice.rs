@@ -247,3 +247,36 @@ fn an_invalid_config_file_is_an_input_error_naming_file_line_and_key_for_every_c
     }
     scratch.assert_no_orphans();
 }
+
+#[test]
+fn a_folder_outside_git_is_an_input_error_with_the_embedded_host_and_health_with_another() {
+    let scratch = Scratch::new();
+    let folder = scratch.path().to_str().unwrap().to_owned();
+    let out = scratch.path().join("out.sarif");
+    for args in [
+        vec!["status", "--repo", &folder],
+        vec![
+            "sarif",
+            "--repo",
+            &folder,
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    ] {
+        // The embedded host is this executable: its exit code 6 is the command's input error.
+        let run = bridge(&scratch, SYSTEM_PATH, &args);
+        assert_eq!(run.code, Some(6), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("asp-bridge: input: ")
+                && run.stderr.contains("is not inside a git repository"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        // Another host's exit code means nothing here: that host is down, a health error.
+        let mut args = args.clone();
+        args.extend(["--host-command", "sh -c 'exit 6'"]);
+        let run = bridge(&scratch, SYSTEM_PATH, &args);
+        assert_eq!(run.code, Some(3), "{args:?}: {}", run.stderr);
+    }
+    assert!(!out.exists(), "no log is written");
+}
