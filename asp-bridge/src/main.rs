@@ -135,14 +135,21 @@ fn host_fail_class(error: &bridge_core::Error) -> FailClass {
     }
 }
 
-/// The workspace root: `--repo` or the current directory, made absolute.
+/// The workspace root: `--repo` or the current directory, made absolute; it must be a directory.
 pub(crate) fn workspace_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
     let repo = match repo {
         Some(repo) => repo.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    repo.canonicalize()
-        .with_context(|| format!("workspace root {}", repo.display()))
+    let root = repo
+        .canonicalize()
+        .with_context(|| format!("workspace root {}", repo.display()))?;
+    anyhow::ensure!(
+        root.is_dir(),
+        "workspace root {} is not a directory",
+        repo.display()
+    );
+    Ok(root)
 }
 
 /// The host configuration of a one-shot command (`status`, `sarif`): its first call is the

@@ -280,3 +280,28 @@ fn a_folder_outside_git_is_an_input_error_with_the_embedded_host_and_health_with
     }
     assert!(!out.exists(), "no log is written");
 }
+
+#[test]
+fn a_repo_that_is_missing_or_a_file_is_an_input_error_for_every_command() {
+    let scratch = Scratch::git_repo();
+    std::fs::write(scratch.path().join("a.txt"), "a\n").unwrap();
+    for (repo, why) in [
+        ("a.txt", "is not a directory"),
+        ("missing", "No such file or directory"),
+    ] {
+        for command in [&["status"][..], &["sarif"], &["mcp"], &["host", "serve"]] {
+            let mut args = command.to_vec();
+            args.extend(["--repo", repo]);
+            let run = bridge(&scratch, SYSTEM_PATH, &args);
+            assert_eq!(run.code, Some(6), "{args:?}: {}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains(&format!("asp-bridge: input: workspace root {repo}"))
+                    && run.stderr.contains(why),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    scratch.assert_no_orphans();
+}
