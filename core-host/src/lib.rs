@@ -57,6 +57,12 @@ pub struct Options {
     pub hygiene_command: Vec<String>,
 }
 
+/// Checks that `repo` is a workspace this host can serve (inside a git work tree), as [`serve`]
+/// does first, for a caller that wants to know before it starts one. Blocking.
+pub fn check_workspace(repo: &std::path::Path) -> Result<()> {
+    snapshot::Workspace::open(repo).map(drop)
+}
+
 /// Serves the outer seam on a byte-stream pair (the CLI gives its stdin and stdout) until the
 /// input ends, `exit` arrives or SIGTERM/SIGINT does; every provider is stopped before it returns.
 pub async fn serve<R, W>(reader: R, writer: W, options: Options) -> Result<()>

@@ -279,6 +279,16 @@ fn a_folder_outside_git_is_an_input_error_with_the_embedded_host_and_health_with
         assert_eq!(run.code, Some(3), "{args:?}: {}", run.stderr);
     }
     assert!(!out.exists(), "no log is written");
+    // The MCP server does not start to fail every tool call as if the host were down.
+    let run = bridge(&scratch, SYSTEM_PATH, &["mcp", "--repo", &folder]);
+    assert_eq!(run.code, Some(6), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("asp-bridge: input: ")
+            && run.stderr.contains("is not inside a git repository")
+            && run.stdout.is_empty(),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

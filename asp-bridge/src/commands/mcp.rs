@@ -1,7 +1,9 @@
 //! `asp-bridge mcp`: read-only MCP tools over stdio for AI agents (mcp-adapter). The host is
 //! supervised and started lazily, so the server answers `tools/list` while the host is down. Stdout
 //! carries MCP frames only; logs go to stderr. The session ends when the client closes stdin (or on
-//! SIGINT/SIGTERM), and the host is shut down with it.
+//! SIGINT/SIGTERM), and the host is shut down with it. With the embedded host, a workspace it
+//! cannot serve (outside git) stops the command at once with an `input` error, as an invalid
+//! configuration does: every tool call would otherwise fail as if the host were down.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +15,10 @@ use crate::flags::McpArgs;
 pub(crate) async fn run(args: McpArgs) -> anyhow::Result<()> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
     let config = crate::host_config(&args.host, &repo)?;
+    if crate::host_choice::embedded_in_use() {
+        let root = repo.clone();
+        tokio::task::spawn_blocking(move || core_host::check_workspace(&root)).await??;
+    }
     let policy = RestartPolicy {
         initial_delay: Duration::from_millis(args.supervise.restart_delay_ms),
         ..RestartPolicy::default()
