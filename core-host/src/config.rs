@@ -291,7 +291,15 @@ fn millis(ms: &Spanned<i64>) -> Result<Duration, String> {
 
 fn read_capped(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path)?;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    // Not blocking in `open` on a FIFO, and nothing but a regular file is read.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
     let mut text = String::new();
     file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_CONFIG_BYTES {
