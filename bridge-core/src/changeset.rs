@@ -382,7 +382,6 @@ pub fn path_bytes(path: &Path) -> Vec<u8> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::process::Command;
 
     use test_support::git::{Repo, git as sh, rev_parse};
 
@@ -536,11 +535,7 @@ mod tests {
         // git lists no untracked FIFO; a tracked file replaced by one is listed as modified.
         for fifo in ["untracked-fifo", "edited.txt"] {
             std::fs::remove_file(root.join(fifo)).ok();
-            let made = Command::new("mkfifo")
-                .arg(root.join(fifo))
-                .status()
-                .unwrap();
-            assert!(made.success());
+            test_support::process::mkfifo(&root.join(fifo));
         }
         let built = built(root, &Cache::default(), &json!({"rev": "x"}), None).unwrap();
         let got: Vec<_> = built

@@ -144,11 +144,7 @@ mod tests {
         use std::os::unix::fs::symlink;
         let fifo_dir = tempfile::tempdir().unwrap();
         let fifo = fifo_dir.path().join("fifo");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        test_support::process::mkfifo(&fifo);
         type Make<'a> = Box<dyn Fn(&std::path::Path) + 'a>;
         let cases: [(&str, Make); 5] = [
             (
@@ -160,16 +156,7 @@ mod tests {
                 "symbolic link",
                 Box::new(|p| symlink("/etc/passwd", p).unwrap()),
             ),
-            (
-                "a FIFO",
-                Box::new(|p| {
-                    let made = std::process::Command::new("mkfifo")
-                        .arg(p)
-                        .status()
-                        .unwrap();
-                    assert!(made.success());
-                }),
-            ),
+            ("a FIFO", Box::new(test_support::process::mkfifo)),
             ("directory", Box::new(|p| std::fs::create_dir(p).unwrap())),
         ];
         for (why, make) in cases {

@@ -65,6 +65,12 @@ fn kill(pid: u32) {
     let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
 }
 
+/// Makes a FIFO at `path` (`mkfifo`), failing the test when it cannot.
+pub fn mkfifo(path: &std::path::Path) {
+    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// A FIFO that tells whether processes hold it open for writing, for tests that must know when a
 /// process has started and when it is gone without polling: a thread opens the read end (which waits
 /// for a first writer) and reads until every writer has closed it, which a process does when it ends.
@@ -77,8 +83,7 @@ pub struct FifoWriters {
 impl FifoWriters {
     /// Makes the FIFO at `path` and starts reading it.
     pub fn new(path: &std::path::Path) -> FifoWriters {
-        let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
-        assert!(made.success(), "mkfifo {}", path.display());
+        mkfifo(path);
         let (open, opened) = mpsc::channel();
         let (close, closed) = mpsc::channel();
         let reading = path.to_owned();

@@ -195,55 +195,37 @@ fn host_command_embedded_names_it_and_passes_the_config_file() {
 }
 
 #[test]
-fn a_missing_config_file_is_an_input_error_for_every_command() {
+fn a_missing_or_invalid_config_file_is_an_input_error_for_every_command() {
     let scratch = Scratch::git_repo();
+    let invalid = scratch.path().join("host.toml");
+    std::fs::write(&invalid, "[hygiene]\nenabled = \"yes\"\n").unwrap();
     let repo = scratch.path().to_str().unwrap().to_owned();
-    for args in [
-        vec!["status", "--repo", &repo],
-        vec!["sarif", "--repo", &repo],
-        vec!["mcp", "--repo", &repo],
-        vec!["lsp"],
+    // The command's own input error, not the health error of a host that exits at start; an
+    // invalid file is named with its line and key.
+    let at = format!(
+        "asp-bridge: input: the embedded host's configuration: {}:2: enabled: invalid type",
+        invalid.display()
+    );
+    for (config, expected) in [
+        (
+            "missing.toml",
+            "asp-bridge: input: cannot read the configuration file",
+        ),
+        ("host.toml", at.as_str()),
     ] {
-        let mut args = args.clone();
-        args.extend(["--config", "missing.toml"]);
-        let run = bridge(&scratch, SYSTEM_PATH, &args);
-        assert_eq!(run.code, Some(6), "{args:?}: {}", run.stderr);
-        assert!(
-            run.stderr
-                .contains("asp-bridge: input: cannot read the configuration file"),
-            "{args:?}: {}",
-            run.stderr
-        );
-        assert!(run.stdout.is_empty());
-    }
-}
-
-#[test]
-fn an_invalid_config_file_is_an_input_error_naming_file_line_and_key_for_every_command() {
-    let scratch = Scratch::git_repo();
-    let config = scratch.path().join("host.toml");
-    std::fs::write(&config, "[hygiene]\nenabled = \"yes\"\n").unwrap();
-    let repo = scratch.path().to_str().unwrap().to_owned();
-    let at = format!("{}:2: enabled: invalid type", config.display());
-    for args in [
-        vec!["status", "--repo", &repo],
-        vec!["sarif", "--repo", &repo],
-        vec!["mcp", "--repo", &repo],
-        vec!["lsp"],
-    ] {
-        let mut args = args.clone();
-        args.extend(["--config", "host.toml"]);
-        let run = bridge(&scratch, SYSTEM_PATH, &args);
-        // The command's own input error, not the health error of a host that exits at start.
-        assert_eq!(run.code, Some(6), "{args:?}: {}", run.stderr);
-        assert!(
-            run.stderr
-                .contains("asp-bridge: input: the embedded host's configuration: ")
-                && run.stderr.contains(&at),
-            "{args:?}: {}",
-            run.stderr
-        );
-        assert!(run.stdout.is_empty());
+        for args in [
+            vec!["status", "--repo", &repo],
+            vec!["sarif", "--repo", &repo],
+            vec!["mcp", "--repo", &repo],
+            vec!["lsp"],
+        ] {
+            let mut args = args.clone();
+            args.extend(["--config", config]);
+            let run = bridge(&scratch, SYSTEM_PATH, &args);
+            assert_eq!(run.code, Some(6), "{args:?}: {}", run.stderr);
+            assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
+            assert!(run.stdout.is_empty());
+        }
     }
     scratch.assert_no_orphans();
 }

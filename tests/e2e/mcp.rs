@@ -460,8 +460,7 @@ fn mcp_evaluates_a_hostile_working_tree() {
 fn mcp_refuses_a_policy_file_that_is_a_link_or_a_fifo_and_keeps_serving() {
     let pipe_dir = tempfile::tempdir().unwrap();
     let pipe = pipe_dir.path().join("pipe");
-    let made = Command::new("mkfifo").arg(&pipe).status().unwrap();
-    assert!(made.success());
+    test_support::process::mkfifo(&pipe);
     for (make, why) in [
         ("stdin", "symbolic link"),
         ("fifo-link", "symbolic link"),
@@ -473,13 +472,7 @@ fn mcp_refuses_a_policy_file_that_is_a_link_or_a_fifo_and_keeps_serving() {
         match make {
             "stdin" => std::os::unix::fs::symlink("/dev/stdin", &policy).unwrap(),
             "fifo-link" => std::os::unix::fs::symlink(&pipe, &policy).unwrap(),
-            _ => assert!(
-                Command::new("mkfifo")
-                    .arg(&policy)
-                    .status()
-                    .unwrap()
-                    .success()
-            ),
+            _ => test_support::process::mkfifo(&policy),
         }
         let mut bridge = start(&scratch, &scratch.fake_host(""), &[], LEGACY);
         for tool in ["asp_status", "asp_diagnostics"] {

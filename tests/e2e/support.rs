@@ -272,11 +272,7 @@ pub(crate) fn hostile_tree(scratch: &Scratch) -> Vec<(&'static str, &'static str
     assert!(checkout.success());
     std::fs::remove_file(root.join("tracked-fifo")).unwrap();
     for fifo in ["tracked-fifo", "pipe"] {
-        let made = Command::new("mkfifo")
-            .arg(root.join(fifo))
-            .status()
-            .unwrap();
-        assert!(made.success());
+        test_support::process::mkfifo(&root.join(fifo));
     }
     std::fs::create_dir(root.join("plain-dir")).unwrap();
     std::fs::write(root.join("plain-dir/inside.txt"), "inside\n").unwrap();

@@ -333,11 +333,7 @@ async fn a_sigterm_while_the_providers_stop_ends_the_stop_at_once() {
 
 /// The provider's record, made a FIFO: each event as it is written, until the provider is gone.
 fn follow(record: &Path) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
-    let made = std::process::Command::new("mkfifo")
-        .arg(record)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    test_support::process::mkfifo(record);
     let (send, receive) = tokio::sync::mpsc::unbounded_channel();
     let record = record.to_owned();
     std::thread::spawn(move || {

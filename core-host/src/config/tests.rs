@@ -139,11 +139,7 @@ fn an_explicit_file_must_exist_and_a_default_one_may_be_missing() {
 fn a_configuration_that_is_a_fifo_or_a_folder_is_refused_without_waiting_for_a_writer() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("host.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    test_support::process::mkfifo(&fifo);
     // Opening a FIFO to read waits for a writer: the load must not open it so.
     for path in [fifo, dir.path().to_path_buf()] {
         let (done, loaded) = std::sync::mpsc::channel();

@@ -375,11 +375,7 @@ async fn a_document_left_out_of_the_changeset_says_it_was_not_checked() {
     let workspace = Workspace::new(&[("src/pipe", "text\n")]);
     let pipe = workspace.path().join("src/pipe");
     std::fs::remove_file(&pipe).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&pipe)
-        .status()
-        .unwrap();
-    assert!(made.success(), "mkfifo");
+    test_support::process::mkfifo(&pipe);
     let host = TestHost::new(clean());
     let mut client = TestClient::initialized(&host, &workspace, plain_client()).await;
     let uri = workspace.uri("src/pipe");
