@@ -43,6 +43,15 @@ fn bridge(scratch: &Scratch, path: &str, args: &[&str]) -> Run {
     })
 }
 
+/// A git repository with a `host.toml` holding `text`: the scratch, the file and the root.
+fn with_config(text: &str) -> (Scratch, std::path::PathBuf, String) {
+    let scratch = Scratch::git_repo();
+    let config = scratch.path().join("host.toml");
+    std::fs::write(&config, text).unwrap();
+    let repo = scratch.path().to_str().unwrap().to_owned();
+    (scratch, config, repo)
+}
+
 /// The one line that names the host.
 fn choice(run: &Run) -> String {
     run.one_line_starting("asp-bridge uses ").to_owned()
@@ -152,10 +161,7 @@ fn without_asp_on_path_every_command_chooses_the_embedded_host() {
 
 #[test]
 fn host_command_embedded_names_it_and_passes_the_config_file() {
-    let scratch = Scratch::git_repo();
-    let config = scratch.path().join("host.toml");
-    std::fs::write(&config, "[hygiene]\nenabled = true\n").unwrap();
-    let repo = scratch.path().to_str().unwrap().to_owned();
+    let (scratch, config, repo) = with_config("[hygiene]\nenabled = true\n");
     let bin = asp_on_path(&scratch);
     let path = format!("{}:{SYSTEM_PATH}", bin.display());
     let status_with_config = |host: &str| {
@@ -196,10 +202,7 @@ fn host_command_embedded_names_it_and_passes_the_config_file() {
 
 #[test]
 fn a_missing_or_invalid_config_file_is_an_input_error_for_every_command() {
-    let scratch = Scratch::git_repo();
-    let invalid = scratch.path().join("host.toml");
-    std::fs::write(&invalid, "[hygiene]\nenabled = \"yes\"\n").unwrap();
-    let repo = scratch.path().to_str().unwrap().to_owned();
+    let (scratch, invalid, repo) = with_config("[hygiene]\nenabled = \"yes\"\n");
     // The command's own input error, not the health error of a host that exits at start; an
     // invalid file is named with its line and key.
     let at = format!(
