@@ -289,23 +289,12 @@ fn millis(ms: &Spanned<i64>) -> Result<Duration, String> {
     }
 }
 
+/// The configuration's text: a regular file (never waiting on a FIFO) of at most 1 MiB.
 fn read_capped(path: &Path) -> std::io::Result<String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    // Not blocking in `open` on a FIFO, and nothing but a regular file is read.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+    match crate::snapshot::read_small_text(path, MAX_CONFIG_BYTES)? {
+        Some((text, _)) => Ok(text),
+        None => Err(std::io::Error::other("larger than 1 MiB")),
     }
-    let mut text = String::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::other("larger than 1 MiB"));
-    }
-    Ok(text)
 }
 
 /// 1-based line of a byte offset.

@@ -395,6 +395,31 @@ pub(crate) fn is_plain_relative(path: &str) -> bool {
             .all(|s| !s.is_empty() && s != "." && s != "..")
 }
 
+/// A small text file read whole, with the metadata of the file read (one open): opened
+/// non-blocking, so that a FIFO put at `path` cannot hold the open, and refused unless it is a
+/// regular file. `Ok(None)` when it is larger than `max` bytes. Blocking.
+pub(crate) fn read_small_text(
+    path: &Path,
+    max: u64,
+) -> std::io::Result<Option<(String, std::fs::Metadata)>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > max {
+        return Ok(None);
+    }
+    let mut text = String::with_capacity(usize::try_from(meta.len()).unwrap_or_default() + 1);
+    file.take(max + 1).read_to_string(&mut text)?;
+    Ok((text.len() as u64 <= max).then_some((text, meta)))
+}
+
 /// Reads `root/path` without following any symlink: every directory on the way must be a real
 /// directory; a final symlink gives its target bytes; anything but a regular file or a symlink is
 /// refused; the bytes are hashed as they stream and kept up to [`MAX_BLOB`].

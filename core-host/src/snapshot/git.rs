@@ -10,7 +10,7 @@ use std::time::Instant;
 
 pub(crate) use batch::cat_blobs;
 
-use super::{Blob, TreeEntry, hash_sized};
+use super::{Blob, TreeEntry, hash_sized, read_small_text};
 use crate::error::{Error, Result};
 
 /// git's empty tree, the baseline of a repository without commits.
@@ -169,21 +169,6 @@ const MAX_HEAD: u64 = 4096;
 /// file's). `None` unless it is a regular file of at most [`MAX_HEAD`] bytes of UTF-8; opened
 /// non-blocking, so that a FIFO put there cannot hold the read.
 fn read_head(path: &Path) -> Option<(String, (u64, u64, i64, i64))> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.size() > MAX_HEAD {
-        return None;
-    }
-    let mut head = String::with_capacity(usize::try_from(meta.size()).ok()? + 1);
-    file.take(MAX_HEAD + 1).read_to_string(&mut head).ok()?;
-    if head.len() as u64 > MAX_HEAD {
-        return None;
-    }
+    let (head, meta) = read_small_text(path, MAX_HEAD).ok()??;
     Some((head, file_stamp(&meta)))
 }
