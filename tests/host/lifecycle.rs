@@ -5,10 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::process::FifoWriters;
+use test_support::process::{FifoWriters, ended};
 
 use crate::support::{
-    ASP_BRIDGE, Config, Host, Provider, Repo, alive, fake, reasons, repo, valid, well_host,
+    ASP_BRIDGE, Config, Host, Provider, Repo, fake, reasons, repo, valid, well_host,
 };
 
 /// A deadline against a hang only.
@@ -48,10 +48,10 @@ async fn no_provider_outlives_the_host() {
     let (repo, config, host) = well_host();
     host.status().await;
     let pid = config.pid("fake").expect("the provider started");
-    assert!(alive(pid));
+    assert!(!ended(pid));
     let status = host.finish().await;
     assert!(status.success(), "{status}");
-    assert!(!alive(pid), "the provider ended with the host");
+    assert!(ended(pid), "the provider ended with the host");
 
     // Killed outright, the host still takes its providers with it.
     let (config, mut host) = Host::with_well_provider(repo.path());
@@ -61,7 +61,7 @@ async fn no_provider_outlives_the_host() {
     host.child.wait().await.unwrap();
     let gone = (0..200).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(25));
-        !alive(pid)
+        ended(pid)
     });
     assert!(gone, "the provider died with the killed host");
 }
@@ -75,10 +75,7 @@ async fn shutdown_stops_the_providers_and_exit_ends_the_host() {
         host.call("shutdown", json!(null)).await.unwrap(),
         json!(null)
     );
-    assert!(
-        !alive(pid),
-        "shutdown stops the providers before it answers"
-    );
+    assert!(ended(pid), "shutdown stops the providers before it answers");
     host.peer.notify("exit", None::<&()>).unwrap();
     let status = tokio::time::timeout(std::time::Duration::from_secs(30), host.child.wait())
         .await

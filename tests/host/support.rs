@@ -126,25 +126,12 @@ impl Config {
             .collect()
     }
 
-    pub(crate) fn pid(&self, id: &str) -> Option<i32> {
+    pub(crate) fn pid(&self, id: &str) -> Option<u32> {
         std::fs::read_to_string(self.dir.path().join(format!("{id}.pid")))
             .ok()?
             .trim()
             .parse()
             .ok()
-    }
-}
-
-/// Whether a process is still alive (a zombie counts as gone).
-pub(crate) fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or_default()
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
     }
 }
 
