@@ -13,8 +13,6 @@
 #![no_main]
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use asp_bridge_fuzz::flagged;
@@ -22,6 +20,8 @@ use bridge_core::digest::sha256_hex;
 use core_host::fuzzing::{IntakeWorkspace, intake};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
+use test_support::git::Repo;
+use test_support::process::mkfifo;
 
 const SECRET: &str = "TOP-SECRET-CONTENT outside the repository\n";
 
@@ -29,62 +29,45 @@ struct Fixture {
     workspace: IntakeWorkspace,
     /// path → (before, after) blob ids as this target wrote them.
     ids: HashMap<&'static str, (String, String)>,
+    /// The repository and the folder outside it, kept for the life of the process.
+    _folders: (Repo, tempfile::TempDir),
 }
 
 fn id(bytes: &str) -> String {
     format!("blob:sha256:{}", sha256_hex(bytes.as_bytes()))
 }
 
-fn run(dir: &Path, program: &str, args: &[&str]) {
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect(program);
-    assert!(status.success(), "{program} {args:?}");
-}
-
-/// The repository, made once per fuzzing process under the temporary folder (and left there).
+/// The repository and the folder outside it, made once per fuzzing process (libFuzzer exits
+/// without dropping them, so they stay in the temporary folder).
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("asp-fuzz-intake-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let (repo, outside) = (dir.join("repo"), dir.join("outside"));
-        std::fs::create_dir_all(repo.join("dir")).expect("repo");
-        std::fs::create_dir_all(&outside).expect("outside");
-        std::fs::write(outside.join("secret"), SECRET).expect("secret");
-        std::fs::write(repo.join("a.txt"), "hello\n").expect("a.txt");
-        std::fs::write(repo.join("dir/b.json"), "{}\n").expect("b.json");
-        std::os::unix::fs::symlink("../outside/secret", repo.join("leak")).expect("leak");
-        run(&repo, "git", &["init", "-q"]);
-        run(&repo, "git", &["add", "-A"]);
-        run(
-            &repo,
-            "git",
-            &[
-                "-c",
-                "user.name=f",
-                "-c",
-                "user.email=f@f",
-                "commit",
-                "-qm",
-                "base",
-            ],
-        );
-        std::fs::write(repo.join("a.txt"), "hello world\n").expect("a.txt");
-        std::os::unix::fs::symlink("../outside", repo.join("dirlink")).expect("dirlink");
-        run(&repo, "mkfifo", &["fifo", "dir/fifo"]);
+        let outside = tempfile::tempdir().expect("a folder outside the repository");
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, SECRET).expect("secret");
+        let repo = Repo::init();
+        repo.write("a.txt", "hello\n");
+        repo.write("dir/b.json", "{}\n");
+        std::os::unix::fs::symlink(&secret, repo.path().join("leak")).expect("leak");
+        repo.commit();
+        repo.write("a.txt", "hello world\n");
+        std::os::unix::fs::symlink(outside.path(), repo.path().join("dirlink")).expect("dirlink");
+        mkfifo(&repo.path().join("fifo"));
+        mkfifo(&repo.path().join("dir/fifo"));
         let ids = HashMap::from([
             ("a.txt", (id("hello\n"), id("hello world\n"))),
             ("dir/b.json", (id("{}\n"), id("{}\n"))),
-            ("leak", (id("../outside/secret"), id(SECRET))),
+            ("leak", (id(secret.to_str().expect("UTF-8")), id(SECRET))),
             ("dirlink/secret", (id(SECRET), id(SECRET))),
             ("fifo", (id(""), id(""))),
             ("dir/fifo", (id(""), id(""))),
         ]);
-        let workspace = IntakeWorkspace::open(&repo).expect("the workspace");
-        Fixture { workspace, ids }
+        let workspace = IntakeWorkspace::open(repo.path()).expect("the workspace");
+        Fixture {
+            workspace,
+            ids,
+            _folders: (repo, outside),
+        }
     })
 }
 
