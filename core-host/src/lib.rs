@@ -57,10 +57,10 @@ pub struct Options {
     pub hygiene_command: Vec<String>,
 }
 
-/// Checks that `repo` is a workspace this host can serve (inside a git work tree), as [`serve`]
-/// does first, for a caller that wants to know before it starts one. Blocking.
+/// Checks that `repo` is inside a git repository, as [`serve`] does first (with the same error),
+/// for a caller that wants to know before it starts a host. Blocking: one `git rev-parse`.
 pub fn check_workspace(repo: &std::path::Path) -> Result<()> {
-    snapshot::Workspace::open(repo).map(drop)
+    snapshot::git_dirs(repo).map(drop)
 }
 
 /// Serves the outer seam on a byte-stream pair (the CLI gives its stdin and stdout) until the

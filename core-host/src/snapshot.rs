@@ -137,26 +137,7 @@ impl std::fmt::Debug for Workspace {
 impl Workspace {
     /// Opens `root`, which must be inside a git repository. Blocking.
     pub(crate) fn open(root: &Path) -> Result<Workspace> {
-        let dirs = git::run(
-            root,
-            &["rev-parse", "--absolute-git-dir", "--git-common-dir"],
-        )
-        .map_err(|e| {
-            Error::input(format!(
-                "{} is not inside a git repository ({e})",
-                root.display()
-            ))
-        })?;
-        let dirs = String::from_utf8_lossy(&dirs).into_owned();
-        let mut lines = dirs.lines();
-        let git_dir = PathBuf::from(lines.next().unwrap_or_default());
-        let common = lines.next().map_or_else(
-            || git_dir.clone(),
-            |c| {
-                let c = PathBuf::from(c);
-                if c.is_absolute() { c } else { root.join(c) }
-            },
-        );
+        let (git_dir, common) = git_dirs(root)?;
         let head = git::HeadWatch::new(git_dir, common);
         let stamp_now = head.stamp();
         let tree = git::head_tree(root)?;
@@ -375,6 +356,32 @@ impl Workspace {
             ids.1.insert(id.to_owned(), oid.to_owned());
         }
     }
+}
+
+/// The git directory and the common directory of the repository `root` is in; an `input` error
+/// when it is in none. Blocking.
+pub(crate) fn git_dirs(root: &Path) -> Result<(PathBuf, PathBuf)> {
+    let dirs = git::run(
+        root,
+        &["rev-parse", "--absolute-git-dir", "--git-common-dir"],
+    )
+    .map_err(|e| {
+        Error::input(format!(
+            "{} is not inside a git repository ({e})",
+            root.display()
+        ))
+    })?;
+    let dirs = String::from_utf8_lossy(&dirs).into_owned();
+    let mut lines = dirs.lines();
+    let git_dir = PathBuf::from(lines.next().unwrap_or_default());
+    let common = lines.next().map_or_else(
+        || git_dir.clone(),
+        |c| {
+            let c = PathBuf::from(c);
+            if c.is_absolute() { c } else { root.join(c) }
+        },
+    );
+    Ok((git_dir, common))
 }
 
 fn stamp(tree: String) -> Baseline {
