@@ -44,10 +44,11 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     let submitted = params.clone();
     // The policy in force is always the one committed at the host's own baseline; the changeset
     // may name another baseline (verified), which its before-blobs and the providers then use.
-    // The blocking work starts first: the schema check of the params and the digests run on this
-    // thread meanwhile. Its outcome is used only for params that pass the check (intake takes any
+    // The blocking work starts first, on this thread when everything it reads is at hand without
+    // waiting, else on the blocking pool while the schema check of the params and the digests run
+    // on this thread. Its outcome is used only for params that pass the check (intake takes any
     // JSON: paths are checked there, blob ids are compared, never trusted).
-    let blocking = tokio::task::spawn_blocking(move || {
+    let blocking = snapshot::hop(move || {
         let submitted = &submitted["changeset"];
         let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
         let policy = Policy::load(&workspace, &own);
@@ -76,7 +77,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
         (request_digest, json::digest(&params["changeset"]))
     });
-    let finished = blocking.await;
+    let finished = blocking.join().await;
     // A move of `HEAD` seen by the blocking work is passed on even when the params are refused.
     if let Ok(Ok((own, _, true, ..))) = &finished {
         for slot in &host.slots {

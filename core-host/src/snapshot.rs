@@ -2,13 +2,16 @@
 //!
 //! The baseline is `git:tree:<HEAD^{tree}>` with the time it was stamped, restamped when `HEAD`
 //! moves. A changeset may name another git tree or commit of the repository as its baseline (a
-//! pull request's merge base, the empty tree of a full sweep): it is verified, not trusted. Workspace content is hostile: files are read without following symlinks (a symlink is the
-//! blob of its target bytes, as git stores it), only regular files are read, every read is capped,
-//! and nothing here runs on an async thread (callers use `spawn_blocking`). Blob ids are
+//! pull request's merge base, the empty tree of a full sweep): it is verified, not trusted.
+//! Workspace content is hostile: files are read without following symlinks (a symlink is the blob
+//! of its target bytes, as git stores it), only regular files are read, every read is capped, and
+//! nothing here waits on an async thread: callers use [`hop`], which tries the work there with
+//! reads that never wait, else on the blocking pool. Blob ids are
 //! `blob:sha256:<hex of the raw bytes>`.
 
 mod git;
 mod intake;
+mod nowait;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -19,6 +22,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 pub(crate) use intake::{Intake, ScopedBlob, intake};
+pub(crate) use nowait::hop;
 
 use crate::error::{Error, Result};
 use crate::json;
@@ -164,10 +168,15 @@ impl Workspace {
     /// The baseline now: restamped when `HEAD`'s tree moved. The bool says whether it moved. Blocking.
     pub(crate) fn refresh(&self) -> Result<(Baseline, bool)> {
         {
-            let mut head = crate::lock(&self.head);
+            let mut head = nowait::lock(&self.head).map_err(|e| Error::io("HEAD", e))?;
             let now = head.0.stamp();
             if now.is_some() && now == head.1 {
                 return Ok((self.baseline(), false));
+            }
+            // What moved is asked of git, which an attempt never starts: the stamp is kept as it
+            // was, so that the blocking run sees the move too.
+            if nowait::active() {
+                return Err(Error::io("HEAD", nowait::refuse()));
             }
             head.1 = now;
         }
@@ -410,11 +419,7 @@ pub(crate) fn read_small_text(
     max: u64,
 ) -> std::io::Result<Option<(String, std::fs::Metadata)>> {
     use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+    let file = nowait::open(path, libc::O_NONBLOCK)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
@@ -423,7 +428,9 @@ pub(crate) fn read_small_text(
         return Ok(None);
     }
     let mut text = String::with_capacity(usize::try_from(meta.len()).unwrap_or_default() + 1);
-    file.take(max + 1).read_to_string(&mut text)?;
+    nowait::Reader(file)
+        .take(max + 1)
+        .read_to_string(&mut text)?;
     Ok((text.len() as u64 <= max).then_some((text, meta)))
 }
 
@@ -438,8 +445,18 @@ pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
             "not a plain relative path",
         ));
     }
-    if let Some(file) = open_without_symlinks(root, path) {
-        return hash_file(file);
+    // One system call that refuses a symlink anywhere on the way; when it fails for any reason (a
+    // symlink on the path or in the root, an older kernel, a missing file …) the path is walked
+    // here, which also reads a final symlink and names what it refused. An attempt that cannot
+    // open the file at once leaves the walk to the blocking run.
+    match nowait::openat2(
+        &root.join(path),
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+        libc::RESOLVE_NO_SYMLINKS,
+    ) {
+        Ok(file) => return hash_file(file),
+        Err(e) if nowait::active() => return Err(e),
+        Err(_) => {}
     }
     let relative = Path::new(path);
     let mut at = root.to_path_buf();
@@ -482,39 +499,10 @@ fn hash_file(file: std::fs::File) -> std::io::Result<Blob> {
             "not a regular file",
         ));
     }
-    hash_sized(file, meta.len())
-}
-
-/// `root/path` opened in one system call that refuses a symlink anywhere on the way (`openat2`
-/// with `RESOLVE_NO_SYMLINKS`, read-only, non-blocking), or `None` when that call fails for any
-/// reason (a symlink on the path or in the root, an older kernel, a missing file …): the caller
-/// then walks the path itself, which also reads a final symlink and names what it refused.
-#[allow(unsafe_code)]
-fn open_without_symlinks(root: &Path, path: &str) -> Option<std::fs::File> {
-    use std::os::fd::FromRawFd as _;
-    use std::os::unix::ffi::OsStrExt as _;
-    let mut full = root.as_os_str().as_bytes().to_vec();
-    full.push(b'/');
-    full.extend_from_slice(path.as_bytes());
-    let full = std::ffi::CString::new(full).ok()?;
-    // SAFETY: `open_how` is plain data; all-zero is its documented empty value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: a valid NUL-terminated path and a valid `open_how` of the size passed; the kernel
-    // only reads them. A non-negative result is a new file descriptor that nothing else owns.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            full.as_ptr(),
-            &raw const how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: `fd` was just opened and is owned by the returned file alone.
-    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+    if nowait::active() && meta.len() > nowait::INLINE_BYTES {
+        return Err(nowait::refuse());
+    }
+    hash_sized(nowait::Reader(file), meta.len())
 }
 
 /// The blob of some bytes already in memory.

@@ -11,7 +11,7 @@ use crate::plan::{self, TRUSTED_CONFIG};
 use crate::policy::{POLICY_PATH, Policy};
 use crate::provider::{Slot, View};
 use crate::receipt::{self, Degradation, HOST_NAME, HOST_VERSION, ReceiptInput};
-use crate::snapshot::Baseline;
+use crate::snapshot::{self, Baseline};
 
 /// How long a status waits for providers still starting before it reports them as starting.
 const STATUS_WAIT: Duration = Duration::from_secs(3);
@@ -25,11 +25,12 @@ pub(crate) struct Snapshot {
 
 pub(crate) async fn snapshot(host: &Host) -> Result<Snapshot, String> {
     let workspace = host.workspace.clone();
-    let (baseline, moved, policy) = tokio::task::spawn_blocking(move || {
+    let (baseline, moved, policy) = snapshot::hop(move || {
         let (baseline, moved) = workspace.refresh().map_err(|e| e.to_string())?;
         let policy = Policy::load(&workspace, &baseline);
         Ok::<_, String>((baseline, moved, policy))
     })
+    .join()
     .await
     .map_err(|e| e.to_string())??;
     if moved {

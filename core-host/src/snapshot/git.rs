@@ -10,7 +10,7 @@ use std::time::Instant;
 
 pub(crate) use batch::cat_blobs;
 
-use super::{Blob, TreeEntry, hash_sized, read_small_text};
+use super::{Blob, TreeEntry, hash_sized, nowait, read_small_text};
 use crate::error::{Error, Result};
 
 /// git's empty tree, the baseline of a repository without commits.
@@ -28,6 +28,9 @@ fn command(repo: &Path) -> Command {
 }
 
 pub(crate) fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    if nowait::active() {
+        return Err(Error::io("git", nowait::refuse()));
+    }
     let output = command(repo)
         .args(args)
         .output()
@@ -150,7 +153,7 @@ impl HeadWatch {
             .chain(
                 paths
                     .iter()
-                    .map(|p| std::fs::metadata(p).ok().map(|m| file_stamp(&m))),
+                    .map(|p| nowait::metadata(p).ok().map(|m| file_stamp(&m))),
             )
             .collect();
         Some(HeadStamp { head, files })
