@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use bridge_core::{HostConfig, HostSource, RestartPolicy, Supervisor};
 
-/// Builds the host for a workspace root (canonical, absolute) when the client initializes.
+/// Builds the host for a workspace root (canonical, absolute) when the client initializes; it runs
+/// on the blocking pool, so it may look at the workspace (e.g. run git) first.
 pub type HostFactory =
     Box<dyn FnOnce(&Path) -> bridge_core::Result<Arc<dyn HostSource>> + Send + 'static>;
 

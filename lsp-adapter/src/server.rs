@@ -117,7 +117,7 @@ impl Backend {
 
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
-        Ok(self.session.initialize(&params))
+        Ok(self.session.initialize(&params).await)
     }
 
     async fn initialized(&self, _: InitializedParams) {

@@ -113,12 +113,25 @@ impl Session {
 
     // ---- lifecycle -------------------------------------------------------------------------------
 
-    /// Negotiates with the client and builds the host for its workspace (started lazily).
-    pub(crate) fn initialize(self: &Arc<Self>, params: &InitializeParams) -> InitializeResult {
+    /// Negotiates with the client and builds the host for its workspace (started lazily). The
+    /// factory runs on the blocking pool: it may look at the workspace first.
+    pub(crate) async fn initialize(
+        self: &Arc<Self>,
+        params: &InitializeParams,
+    ) -> InitializeResult {
         let caps = from_lsp::negotiate(&params.capabilities);
         let root = from_lsp::workspace_root(params);
-        let host = match (&root, lock(&self.factory).take()) {
-            (Ok(root), Some(factory)) => factory(root).map_err(|e| Failure::from(&e)),
+        let factory = lock(&self.factory).take();
+        let host = match (&root, factory) {
+            (Ok(root), Some(factory)) => {
+                let root = root.clone();
+                match tokio::task::spawn_blocking(move || factory(&root)).await {
+                    Ok(built) => built.map_err(|e| Failure::from(&e)),
+                    Err(e) => Err(Failure::from(&crate::Error::Host(
+                        bridge_core::Error::Unavailable(format!("the host was not built: {e}")),
+                    ))),
+                }
+            }
             (Err(e), _) => Err(Failure::from(e)),
             (Ok(_), None) => Err(Failure::from(&crate::Error::Host(
                 bridge_core::Error::Unavailable("the host was already set up".into()),

@@ -159,6 +159,33 @@ fn stdin_closed_before_initialize_ends_with_status_1_and_says_nothing() {
     scratch.assert_no_orphans();
 }
 
+#[test]
+fn with_the_embedded_host_a_root_outside_git_is_shown_as_an_input_failure_at_once() {
+    let scratch = Scratch::new();
+    let config = scratch.path().join("host.toml");
+    std::fs::write(&config, "[hygiene]\nenabled = true\n").unwrap();
+    let config = config.to_str().unwrap();
+    let args = ["lsp", "--host-command", "embedded", "--config", config];
+    let (child, mut stdin, stdout) = spawn_bridge(args, scratch.path());
+    let frames = frames(stdout);
+    initialize(&mut stdin, &frames, scratch.path());
+    let shown = next(&frames, |m| m["method"] == "window/showMessage");
+    let text = shown["params"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("did not run (input)") && text.contains("is not inside a git repository"),
+        "{text}"
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
+    next(&frames, |m| m["id"] == 2);
+    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(wait_exit(child, LIMIT), Some(0));
+    drop(stdin);
+    scratch.assert_no_orphans();
+}
+
 /// Headless Neovim (Debian's `neovim`; 0.7 and later) opens `src/api.ts` with `asp-bridge lsp` as
 /// its language server and must see the fake host's finding as an error at the same place.
 #[test]

@@ -1,5 +1,6 @@
 //! `asp-bridge lsp`: a language server on stdio (lsp-adapter). The workspace root comes from the
-//! client's `initialize`; the host is built for it then, supervised, and started lazily. Stdout
+//! client's `initialize`; the host is built for it then, supervised, and started lazily (with the
+//! embedded host, a root outside git is an `input` failure shown to the user at once). Stdout
 //! carries LSP frames only; logs go to stderr.
 
 use std::path::Path;
@@ -27,10 +28,21 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
     };
     let factory = lsp_adapter::supervised(
         move |root: &Path| {
-            crate::host_config(&host, root).map_err(|e| match e.downcast::<bridge_core::Error>() {
-                Ok(error) => error,
-                Err(other) => bridge_core::Error::HostCommand(format!("{other:#}")),
-            })
+            let config = crate::host_config(&host, root).map_err(|e| {
+                match e.downcast::<bridge_core::Error>() {
+                    Ok(error) => error,
+                    Err(other) => bridge_core::Error::HostCommand(format!("{other:#}")),
+                }
+            })?;
+            // The embedded host cannot serve a root outside git: say so as the `input` error it
+            // is, once, instead of a host that exits at every start.
+            if crate::host_choice::embedded_in_use() {
+                core_host::check_workspace(root).map_err(|e| match e {
+                    core_host::Error::Bridge(error) => error,
+                    other => bridge_core::Error::Input(other.to_string()),
+                })?;
+            }
+            Ok(config)
         },
         policy,
     );
