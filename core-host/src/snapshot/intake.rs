@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{Baseline, Blob, Tree, Workspace, is_plain_relative};
+use super::{Baseline, Blob, Tree, Workspace, is_plain_relative, nowait};
 
 /// A blob a provider may read during one request, and the path it belongs to.
 #[derive(Clone, Debug)]
@@ -61,6 +61,11 @@ pub(crate) fn intake(
             baseline.rev()
         ));
         return Ok(out);
+    }
+    // An attempt that cannot wait would refuse past its allowance of opens: a larger changeset
+    // leaves it at once rather than going through every change in vain.
+    if nowait::active() && changes.len() > nowait::INLINE_OPENS as usize {
+        return Err(nowait::refuse().to_string());
     }
     let tree = match workspace.tree(&baseline.tree) {
         Ok(tree) => tree,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use test_support::git::{Repo, git};
 
 use super::*;
-use crate::snapshot::{Workspace, read_no_follow};
+use crate::snapshot::{Workspace, blob_of, intake, read_no_follow};
 
 fn soon() -> Instant {
     Instant::now() + Duration::from_secs(30)
@@ -95,6 +95,31 @@ fn a_symlink_a_file_past_the_allowance_and_a_fifo_are_left_to_the_blocking_run()
     };
     assert!(reads(INLINE_OPENS).is_some());
     assert!(reads(INLINE_OPENS + 1).is_none());
+}
+
+#[test]
+fn a_changeset_past_the_allowance_of_opens_is_left_to_the_blocking_run_at_once() {
+    let dir = Repo::new(&[("a.txt", "a\n")]);
+    let ws = Workspace::open(dir.path()).unwrap();
+    let baseline = ws.baseline();
+    let changes = |n: u32| {
+        let changes: Vec<_> = (0..n)
+            .map(|i| {
+                let path = format!("new-{i}.txt");
+                std::fs::write(dir.path().join(&path), "x\n").unwrap();
+                serde_json::json!({"path": path, "kind": "create", "after": blob_of(b"x\n".to_vec()).id})
+            })
+            .collect();
+        serde_json::json!({"baseline": baseline.value, "changes": changes})
+    };
+    let within = changes(INLINE_OPENS);
+    let blocking = intake(&ws, &baseline, &within, soon()).unwrap();
+    assert!(blocking.stale.is_empty(), "{:?}", blocking.stale);
+    let at_hand = attempt(|| intake(&ws, &baseline, &within, soon()).unwrap()).expect("at hand");
+    assert_eq!(at_hand.blobs.len(), blocking.blobs.len());
+    let past = changes(INLINE_OPENS + 1);
+    assert!(intake(&ws, &baseline, &past, soon()).is_ok());
+    assert!(attempt(|| intake(&ws, &baseline, &past, soon())).is_none());
 }
 
 #[test]
