@@ -125,7 +125,7 @@ impl IntakeWorkspace {
 }
 
 /// A blob intake kept for the providers' reads.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Kept {
     pub id: String,
     pub path: String,
@@ -141,7 +141,7 @@ pub fn intake(
     let baseline = workspace.0.baseline();
     let deadline = Instant::now() + Duration::from_secs(20);
     let intake = snapshot::intake(&workspace.0, &baseline, changeset, deadline)?;
-    let kept = intake
+    let mut kept: Vec<Kept> = intake
         .blobs
         .into_iter()
         .map(|(id, blob)| Kept {
@@ -150,10 +150,21 @@ pub fn intake(
             bytes: blob.bytes.map(|b| b.to_vec()),
         })
         .collect();
+    kept.sort();
     Ok((
         kept,
         intake.stale.len() + usize::from(intake.stale_baseline.is_some()),
     ))
+}
+
+/// [`intake`] as the host tries it first: on the calling thread, with reads that cannot wait.
+/// `None` when the attempt was refused (the host then runs [`intake`] on its blocking pool); an
+/// answer must be the one [`intake`] gives.
+pub fn intake_without_waiting(
+    workspace: &IntakeWorkspace,
+    changeset: &Value,
+) -> Option<Result<(Vec<Kept>, usize), String>> {
+    snapshot::nowait::attempt(|| intake(workspace, changeset))
 }
 
 #[cfg(test)]
@@ -174,6 +185,20 @@ mod tests {
             "timing": {"elapsedMs": 1},
             "cache": {"status": "disabled"}
         })
+    }
+
+    #[test]
+    fn an_intake_at_hand_gives_what_the_blocking_intake_gives() {
+        let repo = test_support::git::Repo::new(&[("a.txt", "a\n")]);
+        repo.write("a.txt", "b\n");
+        let workspace = IntakeWorkspace::open(repo.path()).unwrap();
+        let id = |text: &str| format!("blob:sha256:{}", crate::json::sha256_hex(text.as_bytes()));
+        let changeset = json!({"baseline": {"rev": workspace.baseline_rev()}, "changes": [
+            {"path": "a.txt", "kind": "modify", "before": id("a\n"), "after": id("b\n")}]});
+        let blocking = intake(&workspace, &changeset);
+        assert_eq!(blocking.as_ref().unwrap().0.len(), 2);
+        let at_hand = intake_without_waiting(&workspace, &changeset).expect("cached by now");
+        assert_eq!(at_hand, blocking);
     }
 
     #[test]

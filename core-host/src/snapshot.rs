@@ -11,7 +11,7 @@
 
 mod git;
 mod intake;
-mod nowait;
+pub(crate) mod nowait;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};

@@ -9,7 +9,8 @@
 //!
 //! Nothing panics and nothing blocks (a FIFO read would: scripts/fuzz.sh makes a slow input a
 //! crash). Every kept blob's bytes hash to its id, its path is one the changeset names, and no kept
-//! blob holds the content of the file outside the repository.
+//! blob holds the content of the file outside the repository. The same intake tried as the host
+//! tries it first, with reads that cannot wait, is either refused or gives the same answer.
 #![no_main]
 
 use std::collections::HashMap;
@@ -17,7 +18,7 @@ use std::sync::OnceLock;
 
 use asp_bridge_fuzz::flagged;
 use bridge_core::digest::sha256_hex;
-use core_host::fuzzing::{IntakeWorkspace, intake};
+use core_host::fuzzing::{IntakeWorkspace, intake, intake_without_waiting};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use test_support::git::Repo;
@@ -97,7 +98,11 @@ fuzz_target!(|data: &[u8]| {
         .flat_map(|c| [c["path"].as_str(), c["from"].as_str()])
         .flatten()
         .collect();
-    let Ok((kept, _stale)) = intake(&fixture.workspace, &changeset) else {
+    let blocking = intake(&fixture.workspace, &changeset);
+    if let Some(at_hand) = intake_without_waiting(&fixture.workspace, &changeset) {
+        assert_eq!(at_hand, blocking, "an attempt that was not refused differs");
+    }
+    let Ok((kept, _stale)) = blocking else {
         return;
     };
     for blob in kept {
