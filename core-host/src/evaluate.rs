@@ -40,7 +40,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     // Shared, not copied: with the blocking work below, and later with the providers' calls.
     let params = Arc::new(params);
 
-    let workspace = host.workspace.clone();
+    let (workspace, policies) = (host.workspace.clone(), host.policies.clone());
     let submitted = params.clone();
     // The policy in force is always the one committed at the host's own baseline; the changeset
     // may name another baseline (verified), which its before-blobs and the providers then use.
@@ -51,7 +51,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     let blocking = snapshot::hop(move || {
         let submitted = &submitted["changeset"];
         let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
-        let policy = Policy::load(&workspace, &own);
+        let policy = policies.load(&workspace, &own);
         let active_policy = workspace
             .tree_entry(&own.tree, POLICY_PATH)
             .ok()

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::policy::Policies;
 use crate::provider::Slot;
 use crate::snapshot::Workspace;
 
@@ -13,6 +14,7 @@ const SHUTDOWN_BOUND: Duration = Duration::from_millis(1500);
 
 pub(crate) struct Host {
     pub(crate) workspace: Arc<Workspace>,
+    pub(crate) policies: Arc<Policies>,
     pub(crate) slots: Vec<Arc<Slot>>,
     /// The trusted configuration file, if one was read.
     pub(crate) config_source: Option<PathBuf>,
@@ -34,6 +36,7 @@ impl Host {
             .collect();
         Host {
             workspace,
+            policies: Arc::default(),
             slots,
             config_source: config.source,
         }

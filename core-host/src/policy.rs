@@ -52,9 +52,15 @@ pub(crate) struct Policy {
     document: Option<Value>,
 }
 
-impl Policy {
+/// The policies a host has read. A policy depends only on its bytes, which its git object id
+/// names: the last one read (valid or not) is kept; one that could not be read is tried again
+/// next time.
+#[derive(Debug, Default)]
+pub(crate) struct Policies(Mutex<Option<(String, Policy)>>);
+
+impl Policies {
     /// The policy of the baseline tree. Blocking.
-    pub(crate) fn load(workspace: &Workspace, baseline: &Baseline) -> Policy {
+    pub(crate) fn load(&self, workspace: &Workspace, baseline: &Baseline) -> Policy {
         let entry = match workspace.tree_entry(&baseline.tree, POLICY_PATH) {
             Ok(entry) => entry,
             Err(e) => {
@@ -64,23 +70,22 @@ impl Policy {
         let Some(entry) = entry else {
             return Policy::default_policy();
         };
-        // A policy depends only on its bytes, which its git object id names: the last one read
-        // (valid or not) is kept; one that could not be read is tried again next time.
-        static LAST: Mutex<Option<(String, Policy)>> = Mutex::new(None);
-        if let Some((oid, policy)) = crate::lock(&LAST).as_ref()
+        if let Some((oid, policy)) = crate::lock(&self.0).as_ref()
             && *oid == entry.oid
         {
             return policy.clone();
         }
         match Policy::from_blob(workspace, &entry.oid) {
             Ok(policy) => {
-                *crate::lock(&LAST) = Some((entry.oid, policy.clone()));
+                *crate::lock(&self.0) = Some((entry.oid, policy.clone()));
                 policy
             }
             Err(unreadable) => unreadable,
         }
     }
+}
 
+impl Policy {
     /// The policy in the git object `oid`; `Err` when it cannot be read. Blocking.
     fn from_blob(workspace: &Workspace, oid: &str) -> Result<Policy, Policy> {
         let blob = workspace.git_blob(oid).map_err(|e| {

@@ -24,10 +24,10 @@ pub(crate) struct Snapshot {
 }
 
 pub(crate) async fn snapshot(host: &Host) -> Result<Snapshot, String> {
-    let workspace = host.workspace.clone();
+    let (workspace, policies) = (host.workspace.clone(), host.policies.clone());
     let (baseline, moved, policy) = snapshot::hop(move || {
         let (baseline, moved) = workspace.refresh().map_err(|e| e.to_string())?;
-        let policy = Policy::load(&workspace, &baseline);
+        let policy = policies.load(&workspace, &baseline);
         Ok::<_, String>((baseline, moved, policy))
     })
     .join()
