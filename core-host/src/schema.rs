@@ -129,17 +129,18 @@ pub(crate) fn check(shape: Shape, instance: &Value) -> Result<(), String> {
 /// Checks `instance` against a `$defs` entry of `outer-host.schema.json`: for the tests of the
 /// host's answers and the fuzz target of provider answers (the host itself trusts its own).
 pub(crate) fn check_outer(def: &str, instance: &Value) -> Result<(), String> {
-    type Cache = std::sync::Mutex<Vec<(String, &'static jsonschema::Validator)>>;
+    type Cache = std::sync::Mutex<Vec<(String, std::sync::Arc<jsonschema::Validator>)>>;
     static CACHE: Cache = std::sync::Mutex::new(Vec::new());
-    let mut cache = crate::lock(&CACHE);
-    let validator = match cache.iter().find(|(d, _)| d == def) {
-        Some((_, v)) => *v,
-        None => {
-            let pointer = format!("{BASE}outer-host.schema.json#/$defs/{def}");
-            let v = compile(std::iter::once(pointer)).remove(0);
-            let v: &'static jsonschema::Validator = Box::leak(Box::new(v));
-            cache.push((def.to_owned(), v));
-            v
+    let validator = {
+        let mut cache = crate::lock(&CACHE);
+        match cache.iter().find(|(d, _)| d == def) {
+            Some((_, v)) => v.clone(),
+            None => {
+                let pointer = format!("{BASE}outer-host.schema.json#/$defs/{def}");
+                let v = std::sync::Arc::new(compile(std::iter::once(pointer)).remove(0));
+                cache.push((def.to_owned(), v.clone()));
+                v
+            }
         }
     };
     if validator.is_valid(instance) {
