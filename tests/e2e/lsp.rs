@@ -78,6 +78,18 @@ fn initialize(stdin: &mut impl Write, frames: &mpsc::Receiver<Value>, root: &Pat
     );
 }
 
+/// `shutdown` then `exit`: the server must end with status 0 (stdin stays open until it has).
+fn shut_down(child: Child, mut stdin: ChildStdin, frames: &mpsc::Receiver<Value>) {
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    );
+    next(frames, |m| m["id"] == 2);
+    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(wait_exit(child, LIMIT), Some(0));
+    drop(stdin);
+}
+
 #[test]
 fn a_bare_client_gets_the_finding_and_exit_ends_the_server_with_stdin_still_open() {
     let (scratch, host) = workspace();
@@ -101,15 +113,7 @@ fn a_bare_client_gets_the_finding_and_exit_ends_the_server_with_stdin_still_open
     assert_eq!(diagnostic["code"], "lattice/secrets");
     assert_eq!(diagnostic["source"], "lattice");
 
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
-    );
-    next(&frames, |m| m["id"] == 2);
-    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "exit"}));
-    // stdin stays open until the process has ended.
-    assert_eq!(wait_exit(child, LIMIT), Some(0));
-    drop(stdin);
+    shut_down(child, stdin, &frames);
     scratch.assert_no_orphans();
     let methods: Vec<Value> = scratch
         .recorded()
@@ -175,14 +179,7 @@ fn with_the_embedded_host_a_root_outside_git_is_shown_as_an_input_failure_at_onc
         text.contains("did not run (input)") && text.contains("is not inside a git repository"),
         "{text}"
     );
-    send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
-    );
-    next(&frames, |m| m["id"] == 2);
-    send(&mut stdin, json!({"jsonrpc": "2.0", "method": "exit"}));
-    assert_eq!(wait_exit(child, LIMIT), Some(0));
-    drop(stdin);
+    shut_down(child, stdin, &frames);
     scratch.assert_no_orphans();
 }
 
