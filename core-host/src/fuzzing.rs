@@ -192,7 +192,7 @@ mod tests {
         let repo = test_support::git::Repo::new(&[("a.txt", "a\n")]);
         repo.write("a.txt", "b\n");
         let workspace = IntakeWorkspace::open(repo.path()).unwrap();
-        let id = |text: &str| format!("blob:sha256:{}", crate::json::sha256_hex(text.as_bytes()));
+        let id = |text: &str| snapshot::blob_of(text.as_bytes().to_vec()).id;
         let changeset = json!({"baseline": {"rev": workspace.baseline_rev()}, "changes": [
             {"path": "a.txt", "kind": "modify", "before": id("a\n"), "after": id("b\n")}]});
         let blocking = intake(&workspace, &changeset);

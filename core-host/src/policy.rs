@@ -52,9 +52,9 @@ pub(crate) struct Policy {
     document: Option<Value>,
 }
 
-/// The policies a host has read. A policy depends only on its bytes, which its git object id
-/// names: the last one read (valid or not) is kept; one that could not be read is tried again
-/// next time.
+/// The last policy a host read, by its git object id. A policy depends only on its bytes, which
+/// that id names: the last one read (valid or not) is kept; one that could not be read is tried
+/// again next time.
 #[derive(Debug, Default)]
 pub(crate) struct Policies(Mutex<Option<(String, Policy)>>);
 

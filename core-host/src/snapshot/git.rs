@@ -16,7 +16,12 @@ use crate::error::{Error, Result};
 /// git's empty tree, the baseline of a repository without commits.
 pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
-fn command(repo: &Path) -> Command {
+/// A git command in `repo`; refused during an attempt that cannot wait (a git process always
+/// may).
+fn command(repo: &Path) -> Result<Command> {
+    if nowait::active() {
+        return Err(Error::io("git", nowait::refuse()));
+    }
     let mut command = Command::new("git");
     command
         .arg("--literal-pathspecs")
@@ -24,14 +29,11 @@ fn command(repo: &Path) -> Command {
         .arg(repo)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(Stdio::null());
-    command
+    Ok(command)
 }
 
 pub(crate) fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
-    if nowait::active() {
-        return Err(Error::io("git", nowait::refuse()));
-    }
-    let output = command(repo)
+    let output = command(repo)?
         .args(args)
         .output()
         .map_err(|e| Error::git(format!("cannot run git: {e}")))?;

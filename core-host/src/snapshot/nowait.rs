@@ -49,12 +49,10 @@ pub(crate) fn active() -> bool {
 
 /// Marks the running attempt as refused; the error the refused read returns.
 pub(crate) fn refuse() -> io::Error {
-    ATTEMPT.with(|a| {
-        if let Some(mut attempt) = a.get() {
-            attempt.refused = true;
-            a.set(Some(attempt));
-        }
-    });
+    if let Some(mut attempt) = ATTEMPT.get() {
+        attempt.refused = true;
+        ATTEMPT.set(Some(attempt));
+    }
     io::Error::new(
         io::ErrorKind::WouldBlock,
         "not at hand without waiting (tried again off the async thread)",

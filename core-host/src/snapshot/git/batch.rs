@@ -27,13 +27,10 @@ pub(crate) fn cat_blobs(
     if oids.is_empty() {
         return Ok(Vec::new());
     }
-    if super::nowait::active() {
-        return Err(Error::io("git", super::nowait::refuse()));
-    }
     if let Some(bad) = oids.iter().find(|oid| !is_object_id(oid)) {
         return Err(Error::git(format!("not an object id: {bad:?}")));
     }
-    let mut child = command(repo)
+    let mut child = command(repo)?
         .args(["cat-file", "--batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
