@@ -135,16 +135,16 @@ pub struct PeerStats {
 pub type ExitProbe =
     Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = (ExitStatus, String)> + Send>> + Send>;
 
+/// What a [`Handler`] answers an incoming request with: its result, or the error reply.
+pub type Answer = BoxFuture<'static, std::result::Result<Box<RawValue>, ErrorObject>>;
+
 /// What an incoming request or notification is answered with.
 pub trait Handler: Send + Sync + 'static {
     /// Answers one incoming request; runs on its own task, concurrently with others (bounded).
     /// `Err(ErrorObject)` becomes the error reply. A panic becomes an error reply (-32603,
     /// "internal error", failClass `health`) and the peer keeps serving. If the other side sends
     /// `$/cancelRequest {id}` the task is aborted and the reply is an error (-32800).
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, std::result::Result<Box<RawValue>, ErrorObject>>;
+    fn request(&self, request: IncomingRequest) -> Answer;
 
     /// An incoming notification (other than `$/cancelRequest`, and `$/progress` for one of our own
     /// pending requests, which the peer routes itself). Runs on the reader task: keep it short.
@@ -186,10 +186,7 @@ impl IncomingRequest {
 pub struct NoRequests;
 
 impl Handler for NoRequests {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, std::result::Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         tracing::warn!(method = %request.method, "the other side sent a request; none is served here");
         let error = method_not_found(&request.method);
         Box::pin(async move { Err(error) })
@@ -239,7 +236,7 @@ enum Outgoing {
 }
 
 /// What the other side answered to one of our requests.
-enum Answer {
+enum Answered {
     Result(Box<RawValue>),
     Error(ErrorObject),
     /// Both `result` and `error`.
@@ -654,8 +651,8 @@ impl Shared {
             } => self.answer(
                 id,
                 match outcome {
-                    Ok(result) => Answer::Result(result),
-                    Err(error) => Answer::Error(error),
+                    Ok(result) => Answered::Result(result),
+                    Err(error) => Answered::Error(error),
                 },
             ),
             Message::Response {
@@ -664,7 +661,7 @@ impl Shared {
             Message::Conflicting { id } => {
                 self.strike(&format!("reply to id {id:?} with both result and error"));
                 if let Id::Number(id) = id {
-                    self.answer(id, Answer::Conflicting);
+                    self.answer(id, Answered::Conflicting);
                 }
             }
             Message::OrphanError(error) => {
@@ -690,7 +687,7 @@ impl Shared {
         }
     }
 
-    fn answer(&self, id: i64, answer: Answer) {
+    fn answer(&self, id: i64, answer: Answered) {
         let mut state = self.lock();
         let Some(pending) = state.pending.remove(&id) else {
             if state.forgotten.remove(&id) {
@@ -706,9 +703,9 @@ impl Shared {
         drop(state);
         self.missed_in_a_row.store(0, Ordering::Relaxed);
         let outcome = match answer {
-            Answer::Result(result) => Ok(result),
-            Answer::Error(error) => Err(Error::refused(self.config.role, &pending.method, error)),
-            Answer::Conflicting => Err(Error::Malformed {
+            Answered::Result(result) => Ok(result),
+            Answered::Error(error) => Err(Error::refused(self.config.role, &pending.method, error)),
+            Answered::Conflicting => Err(Error::Malformed {
                 role: self.config.role,
                 method: pending.method.clone(),
                 detail: "the reply has both a result and an error".into(),

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{BoxFuture, Handler, IncomingRequest, error_object, method_not_found};
+use bridge_core::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -118,10 +118,7 @@ pub(crate) struct Callbacks {
 }
 
 impl Handler for Callbacks {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         let callbacks = self.clone();
         Box::pin(async move {
             let params: Value = request.params()?;

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{BoxFuture, Handler, IncomingRequest, error_object, method_not_found};
+use bridge_core::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
@@ -26,10 +26,7 @@ pub(crate) struct Outer {
 }
 
 impl Handler for Outer {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         let host = self.host.clone();
         let shutting_down = self.shutting_down.clone();
         Box::pin(async move {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::peer::{
-    BoxFuture, CallOptions, Handler, IncomingRequest, Peer, error_object, method_not_found,
+    Answer, BoxFuture, CallOptions, Handler, IncomingRequest, Peer, error_object, method_not_found,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -135,10 +135,7 @@ impl Provider {
 }
 
 impl Handler for Provider {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         let immediate = |value: Result<Value, ErrorObject>| -> BoxFuture<'static, _> {
             Box::pin(async move { value.and_then(|v| raw(&v)) })
         };

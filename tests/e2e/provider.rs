@@ -7,12 +7,10 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::peer::{
-    BoxFuture, CallOptions, ExitProbe, Handler, IncomingRequest, Peer, PeerConfig, method_not_found,
+    Answer, CallOptions, ExitProbe, Handler, IncomingRequest, Peer, PeerConfig, method_not_found,
 };
 use bridge_core::{Error, ExitStatus, FailClass};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 use tokio::io::BufReader;
@@ -44,10 +42,7 @@ impl Drop for OnDrop {
 }
 
 impl Handler for Host {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         if request.method != "workspace/readBlob" {
             let error = method_not_found(&request.method);
             return Box::pin(async move { Err(error) });

@@ -11,8 +11,7 @@ use std::time::Duration;
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::peer::{
-    self, BoxFuture, CallOptions, Handler, IncomingRequest, PeerConfig, error_object,
-    method_not_found,
+    self, Answer, CallOptions, Handler, IncomingRequest, PeerConfig, error_object, method_not_found,
 };
 use clap::{Parser, ValueEnum};
 use serde_json::value::RawValue;
@@ -95,10 +94,7 @@ impl Fake {
 struct Served(Arc<Fake>);
 
 impl Handler for Served {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         let fake = self.0.clone();
         Box::pin(async move {
             let params: Value = request.params::<Option<Value>>()?.unwrap_or(Value::Null);

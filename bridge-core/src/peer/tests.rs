@@ -68,10 +68,7 @@ impl Drop for Abandon {
 }
 
 impl Handler for TestHandler {
-    fn request(
-        &self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'static, std::result::Result<Box<RawValue>, ErrorObject>> {
+    fn request(&self, request: IncomingRequest) -> Answer {
         match request.method.as_str() {
             "echo" => {
                 let params = request
