@@ -10,7 +10,7 @@ use crate::json;
 use crate::schema::{self, Shape};
 
 /// Fields only a host may write; a provider answer carrying one anywhere is malformed.
-pub(crate) const HOST_OWNED: &[&str] = &[
+pub const HOST_OWNED: &[&str] = &[
     "decision",
     "pass",
     "verdict",

@@ -16,9 +16,6 @@ use crate::decide::{self, Item, Outcome, Request};
 use crate::provider::{Failure, from_asp01};
 use crate::snapshot::{self, Workspace};
 
-/// Fields only a host may write.
-pub const HOST_OWNED: &[&str] = assessment::HOST_OWNED;
-
 const BASELINE: &str = "git:tree:4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 const CHANGESET_DIGEST: &str =
     "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

@@ -40,6 +40,7 @@ use tokio::sync::Notify;
 
 pub(crate) use bridge_core::lock;
 
+pub use assessment::HOST_OWNED;
 pub use error::{Error, Result};
 pub use receipt::{HOST_NAME, HOST_VERSION};
 

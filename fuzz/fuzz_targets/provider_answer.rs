@@ -14,7 +14,8 @@
 #![no_main]
 
 use asp_bridge_fuzz::flagged;
-use core_host::fuzzing::{HOST_OWNED, check_decision, fresh_valid_as_of, provider_answer};
+use core_host::HOST_OWNED;
+use core_host::fuzzing::{check_decision, fresh_valid_as_of, provider_answer};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

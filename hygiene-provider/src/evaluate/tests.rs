@@ -188,16 +188,7 @@ async fn a_changeset_with_a_conflict_a_key_and_bad_json_is_assessed_exactly() {
     assert_eq!(assessment["coverage"]["exhaustive"], true);
     let mut names = Vec::new();
     keys(&assessment, &mut names);
-    for owned in [
-        "decision",
-        "pass",
-        "verdict",
-        "authority",
-        "assurance",
-        "transactionGuarantee",
-        "disposition",
-        "receipt",
-    ] {
+    for owned in core_host::HOST_OWNED {
         assert!(
             !names.iter().any(|k| k == owned),
             "host-owned field {owned}"
