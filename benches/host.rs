@@ -14,16 +14,20 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge_core::ExitStatus;
-use bridge_core::peer::{CallOptions, ExitProbe, Handler, NoRequests, Peer, PeerConfig};
-use serde_json::{Value, json};
-use tokio::io::BufReader;
+use bridge_core::peer::{Handler, NoRequests, Peer};
+use serde_json::json;
+use test_support::git::git;
 
-#[path = "blobs.rs"]
-mod blobs;
-use blobs::Blobs;
+#[path = "peers.rs"]
+mod peers;
+use peers::{Blobs, call, within};
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
+/// Calls measured, unless the command line names another count (`-- 5000`, e.g. to profile).
+const CALLS: usize = 300;
+const WARM_UP: usize = 20;
+/// How long any one call may take.
+const DEADLINE: Duration = Duration::from_secs(30);
 
 /// The fake provider (package `fake-provider`, built beside the bridge).
 fn fake() -> &'static str {
@@ -31,51 +35,32 @@ fn fake() -> &'static str {
         .to_str()
         .expect("a UTF-8 path")
 }
-/// Calls measured, unless the command line names another count (`-- 5000`, e.g. to profile).
-const CALLS: usize = 300;
-const WARM_UP: usize = 20;
 
-use test_support::git::git;
-
-fn connect(child: &mut tokio::process::Child, handler: Arc<dyn Handler>) -> Peer {
-    let (stdin, stdout) = (
-        child.stdin.take().expect("stdin"),
-        child.stdout.take().expect("stdout"),
-    );
-    let probe: ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
-    Peer::connect(
-        BufReader::new(stdout),
-        stdin,
-        PeerConfig::default(),
-        handler,
-        probe,
-    )
-}
-
-fn spawn(program: &str, args: &[&str]) -> tokio::process::Child {
-    tokio::process::Command::new(program)
+/// `program args` with a peer on its stdio; stderr is discarded, and the child killed when dropped.
+fn spawn(
+    program: &str,
+    args: &[String],
+    handler: Arc<dyn Handler>,
+) -> (tokio::process::Child, Peer) {
+    let mut child = tokio::process::Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .expect("spawn")
-}
-
-fn options() -> CallOptions {
-    CallOptions {
-        timeout: Some(Duration::from_secs(30)),
-        progress: None,
-    }
-}
-
-async fn call(peer: &Peer, method: &str, params: &Value) -> Value {
-    let raw = peer
-        .request_raw(method, Some(params), options())
-        .await
-        .expect(method);
-    serde_json::from_str(raw.get()).expect("json")
+        .expect("spawn");
+    let (stdin, stdout) = (
+        child.stdin.take().expect("stdin"),
+        child.stdout.take().expect("stdout"),
+    );
+    let peer = peers::connect(
+        stdin,
+        stdout,
+        handler,
+        bridge_core::PeerConfig::default().max_frame,
+    );
+    (child, peer)
 }
 
 fn quantile(sorted: &[Duration], q: f64) -> Duration {
@@ -99,43 +84,22 @@ async fn main() {
     )
     .expect("config");
 
-    let mut host_child = spawn(
+    let (_host_child, host) = spawn(
         BRIDGE,
-        &[
-            "host",
-            "serve",
-            "--repo",
-            repo.to_str().expect("utf-8"),
-            "--config",
-            config.to_str().expect("utf-8"),
-        ],
+        &peers::host_serve(&repo, &config),
+        Arc::new(NoRequests),
     );
-    let host = connect(&mut host_child, Arc::new(NoRequests));
-    let status = call(&host, "host/status", &json!({})).await;
-    let baseline = status["workspace"]["baseline"].clone();
-    let built = bridge_core::Worktree::new(&repo)
-        .changeset(&baseline, &bridge_core::worktree::Scope::Changes)
-        .await
-        .expect("changeset");
-    let changeset = serde_json::to_value(built.changeset).expect("json");
-    let evaluate = json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
-
-    let after = changeset["changes"][0]["after"]
+    let evaluation = peers::evaluation(&host, &repo, DEADLINE).await;
+    let after = evaluation.changeset["changes"][0]["after"]
         .as_str()
         .expect("after")
         .to_owned();
-    let mut provider_child = spawn(fake(), &[]);
-    let provider = connect(
-        &mut provider_child,
+    let (_provider_child, provider) = spawn(
+        fake(),
+        &[],
         Arc::new(Blobs(HashMap::from([(after, text.to_owned())]))),
     );
-    let init = json!({"protocolVersion": "asp/1.0", "host": {"name": "bench", "version": "0"},
-        "workspace": {"root": repo, "baseline": baseline}});
-    call(&provider, "initialize", &init).await;
-    provider
-        .notify("initialized", Some(&json!({"grantedPermissions": {"read": ["**"], "write": false, "network": false, "resourceLimits": {}}, "baseline": baseline})))
-        .expect("initialized");
-    let check = json!({"changeset": changeset, "scope": "changeset", "comparison": "all", "changesetDigest": "sha256:bench"});
+    let check = peers::open_provider(&provider, &repo, &evaluation, json!({}), DEADLINE).await;
 
     let calls = std::env::args()
         .skip(1)
@@ -145,18 +109,24 @@ async fn main() {
     let (mut through, mut direct, mut crossing) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..WARM_UP + calls {
         let started = Instant::now();
-        let verdict = call(&host, "host/evaluateChangeset", &evaluate).await;
+        let verdict = call(
+            &host,
+            "host/evaluateChangeset",
+            &evaluation.params,
+            DEADLINE,
+        )
+        .await;
         let host_time = started.elapsed();
         assert_eq!(verdict["decision"], "allow", "{verdict}");
         let started = Instant::now();
-        let assessment = call(&provider, "check/evaluate", &check).await;
+        let assessment = call(&provider, "check/evaluate", &check, DEADLINE).await;
         let direct_time = started.elapsed();
         assert_eq!(assessment["status"], "complete");
         // A call the provider answers at once (an unknown method): the price of one round trip
         // to another process, which the host, a process of its own by design, adds to each call.
         let started = Instant::now();
         let unknown = provider
-            .request_raw("bench/roundTrip", Some(&json!({})), options())
+            .request_raw("bench/roundTrip", Some(&json!({})), within(DEADLINE))
             .await;
         let crossing_time = started.elapsed();
         assert!(unknown.is_err(), "an unknown method is refused");

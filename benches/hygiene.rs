@@ -20,14 +20,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge_core::ExitStatus;
-use bridge_core::peer::{CallOptions, ExitProbe, Handler, NoRequests, Peer, PeerConfig};
+use bridge_core::peer::{Handler, NoRequests, Peer};
 use serde_json::{Value, json};
-use tokio::io::BufReader;
 
-#[path = "blobs.rs"]
-mod blobs;
-use blobs::Blobs;
+#[path = "peers.rs"]
+mod peers;
+use peers::{Blobs, call};
 #[path = "rusage.rs"]
 mod rusage;
 
@@ -35,6 +33,8 @@ const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
 const FILES: usize = 10_000;
 /// Rounds, unless the command line names another count (`-- 1`).
 const ROUNDS: usize = 3;
+/// How long any one call may take.
+const DEADLINE: Duration = Duration::from_secs(600);
 
 /// A child process reaped with `wait4`, so that its peak resident memory can be read.
 struct Child {
@@ -46,7 +46,7 @@ impl Child {
     /// Spawns `args` with piped stdio and connects a peer; stderr is discarded.
     // The child is reaped by `wait4` (in `finish`), which `Child::wait` cannot be combined with.
     #[allow(clippy::zombie_processes)]
-    fn spawn(args: &[&str], handler: Arc<dyn Handler>) -> Child {
+    fn spawn(args: &[String], handler: Arc<dyn Handler>) -> Child {
         let mut child = Command::new(BRIDGE)
             .args(args)
             .stdin(Stdio::piped())
@@ -62,18 +62,7 @@ impl Child {
         // The std handles go to tokio; `Child` is dropped unwaited, and `wait4` reaps it below.
         let stdin = tokio::process::ChildStdin::from_std(stdin).expect("stdin");
         let stdout = tokio::process::ChildStdout::from_std(stdout).expect("stdout");
-        let probe: ExitProbe =
-            Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
-        let peer = Peer::connect(
-            BufReader::new(stdout),
-            stdin,
-            PeerConfig {
-                max_frame: 256 << 20,
-                ..PeerConfig::default()
-            },
-            handler,
-            probe,
-        );
+        let peer = peers::connect(stdin, stdout, handler, 256 << 20);
         Child { pid, peer }
     }
 
@@ -91,18 +80,6 @@ impl Child {
         drop(self.peer);
         peak
     }
-}
-
-async fn call(peer: &Peer, method: &str, params: &Value) -> Value {
-    let options = CallOptions {
-        timeout: Some(Duration::from_secs(600)),
-        progress: None,
-    };
-    let raw = peer
-        .request_raw(method, Some(params), options)
-        .await
-        .expect(method);
-    serde_json::from_str(raw.get()).expect("json")
 }
 
 /// The text of file `i`, before and after the edit: 40 lines; every 50th file gains trailing
@@ -189,29 +166,20 @@ async fn main() {
 
         // Through the host: a fresh host, one warm-up evaluation (starts the provider, fills the
         // caches), then the timed one.
-        let host = Child::spawn(
-            &[
-                "host",
-                "serve",
-                "--repo",
-                root.to_str().expect("utf-8"),
-                "--config",
-                config.to_str().expect("utf-8"),
-            ],
-            Arc::new(NoRequests),
-        );
-        let status = call(&host.peer, "host/status", &json!({})).await;
-        let baseline = status["workspace"]["baseline"].clone();
-        let built = bridge_core::Worktree::new(&root)
-            .changeset(&baseline, &bridge_core::worktree::Scope::Changes)
-            .await
-            .expect("changeset");
-        assert_eq!(built.changeset.changes.len(), FILES);
-        let changeset = serde_json::to_value(&built.changeset).expect("json");
-        let evaluate =
-            json!({"callSite": "interactive", "changeset": changeset, "comparison": "all"});
+        let host = Child::spawn(&peers::host_serve(&root, &config), Arc::new(NoRequests));
+        let evaluation = peers::evaluation(&host.peer, &root, DEADLINE).await;
+        let changeset = &evaluation.changeset;
+        assert_eq!(changeset["changes"].as_array().map_or(0, Vec::len), FILES);
+        let evaluate = || {
+            call(
+                &host.peer,
+                "host/evaluateChangeset",
+                &evaluation.params,
+                DEADLINE,
+            )
+        };
         let started = Instant::now();
-        let verdict = call(&host.peer, "host/evaluateChangeset", &evaluate).await;
+        let verdict = evaluate().await;
         firsts.push(started.elapsed());
         let reasons: Vec<&Value> = verdict["coverage"]["degraded"]
             .as_array()
@@ -226,7 +194,7 @@ async fn main() {
             verdict["coverage"]
         );
         let started = Instant::now();
-        let verdict = call(&host.peer, "host/evaluateChangeset", &evaluate).await;
+        let verdict = evaluate().await;
         let through = started.elapsed();
         findings.1 = verdict["findings"].as_array().map_or(0, Vec::len);
         hosts.push((through, host.finish().await));
@@ -246,21 +214,17 @@ async fn main() {
                 contents.insert(id, text(n, edited));
             }
         }
-        let provider = Child::spawn(&["provider", "hygiene"], Arc::new(Blobs(contents)));
-        let init = json!({"protocolVersion": "asp/1.0", "host": {"name": "bench", "version": "0"},
-            "workspace": {"root": root, "baseline": baseline}});
-        call(&provider.peer, "initialize", &init).await;
-        provider
-            .peer
-            .notify("initialized", Some(&json!({"grantedPermissions": {"read": ["**"], "write": false,
-                "network": false, "resourceLimits": {"wallclockMs": 600_000}}, "baseline": baseline})))
-            .expect("initialized");
-        let check = json!({"changeset": changeset, "scope": "changeset", "comparison": "all",
-            "changesetDigest": "sha256:bench"});
-        let warm = call(&provider.peer, "check/evaluate", &check).await;
+        let provider = Child::spawn(
+            &["provider".to_owned(), "hygiene".to_owned()],
+            Arc::new(Blobs(contents)),
+        );
+        let limits = json!({"wallclockMs": 600_000});
+        let check =
+            peers::open_provider(&provider.peer, &root, &evaluation, limits, DEADLINE).await;
+        let warm = call(&provider.peer, "check/evaluate", &check, DEADLINE).await;
         assert_eq!(warm["status"], "complete", "{}", warm["coverage"]);
         let started = Instant::now();
-        let assessment = call(&provider.peer, "check/evaluate", &check).await;
+        let assessment = call(&provider.peer, "check/evaluate", &check, DEADLINE).await;
         let direct = started.elapsed();
         findings.0 = assessment["diagnostics"].as_array().map_or(0, Vec::len);
         providers.push((direct, provider.finish().await));
