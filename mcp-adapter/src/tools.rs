@@ -153,6 +153,21 @@ impl Caveats {
         }
     }
 
+    /// The caveats of a host's answer to `method` that is whole so far, read from its receipt; a
+    /// result without a receipt is no answer (a `contract` error, see [`to_mcp::answered`]).
+    pub(crate) fn of_answer(
+        method: &str,
+        receipt: &bridge_core::proto::Receipt,
+        not_run: &[bridge_core::model::NotRun],
+    ) -> Result<Caveats, Error> {
+        to_mcp::answered(method, receipt)?;
+        Ok(Caveats::new(
+            to_mcp::not_run(not_run),
+            to_mcp::snapshot_value(receipt.raw.get("validAsOf")),
+            to_mcp::id(&receipt.receipt_id),
+        ))
+    }
+
     /// Drops the tail of `list`, the list that makes the answer large, to about `keep` (0..1) of its
     /// length, adding what was dropped to `omitted` and marking the answer truncated; false when
     /// there is nothing left to drop.
@@ -174,6 +189,19 @@ pub(crate) trait Budgeted {
     /// output truncated, and says whether anything was dropped.
     fn shrink(&mut self, keep: f64) -> bool;
 }
+
+/// [`Budgeted`] for a tool output whose one long list is the field `$list`, with the count of the
+/// items left out in `$omitted`: [`Caveats::cut`] on them.
+macro_rules! cut_to_budget {
+    ($output:ty, $list:ident, $omitted:ident) => {
+        impl $crate::tools::Budgeted for $output {
+            fn shrink(&mut self, keep: f64) -> bool {
+                self.caveats.cut(&mut self.$list, &mut self.$omitted, keep)
+            }
+        }
+    };
+}
+use cut_to_budget;
 
 /// How many of `len` items to keep for a `keep` ratio: always at least one fewer.
 pub(crate) fn shrunk_len(len: usize, keep: f64) -> usize {

@@ -157,21 +157,13 @@ fn human(status: &Status, evaluate: &str) -> String {
     } else {
         clean(host.state.as_str())
     };
-    let _ = writeln!(
-        out,
-        "host       {} {} [{}]: {state}",
-        clean(&host.name),
-        clean(&host.version),
-        clean(&host.outer_protocol)
-    );
+    let [name, version, protocol] =
+        [&host.name, &host.version, &host.outer_protocol].map(|s| clean(s));
+    let _ = writeln!(out, "host       {name} {version} [{protocol}]: {state}");
     let policy = &status.policy;
-    let _ = writeln!(
-        out,
-        "policy     {} ({}, {})",
-        clean(&policy.source),
-        clean(&policy.activation),
-        clean(&policy.policy_digest)
-    );
+    let [source, activation, digest] =
+        [&policy.source, &policy.activation, &policy.policy_digest].map(|s| clean(s));
+    let _ = writeln!(out, "policy     {source} ({activation}, {digest})");
     for server in &status.servers {
         let caps: Vec<String> = server
             .capabilities
@@ -208,13 +200,8 @@ fn human(status: &Status, evaluate: &str) -> String {
         detail,
     } in &not_run
     {
-        let _ = writeln!(
-            out,
-            "degraded   {}: {} ({})",
-            clean(source),
-            clean(reason),
-            clean(detail)
-        );
+        let [source, reason, detail] = [source, reason, detail].map(|s| clean(s));
+        let _ = writeln!(out, "degraded   {source}: {reason} ({detail})");
     }
     let _ = writeln!(out, "receipt    {}", clean(&status.receipt.receipt_id));
     let _ = writeln!(out, "evaluate   {evaluate}");

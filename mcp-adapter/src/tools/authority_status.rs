@@ -4,7 +4,7 @@
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
+use super::{AspTool, Call, Caveats, NoArgs, cut_to_budget};
 use crate::error::Error;
 use crate::to_mcp::{self, Server, id};
 
@@ -24,12 +24,7 @@ pub(crate) struct Output {
     pub(crate) omitted_providers: usize,
 }
 
-impl Budgeted for Output {
-    fn shrink(&mut self, keep: f64) -> bool {
-        self.caveats
-            .cut(&mut self.providers, &mut self.omitted_providers, keep)
-    }
-}
+cut_to_budget!(Output, providers, omitted_providers);
 
 impl AspTool for AspAuthorityStatus {
     const NAME: &'static str = "asp_authority_status";
@@ -44,13 +39,12 @@ provider. Read-only and advisory: the result satisfies no gate.";
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.authority_status().await?.value;
-        to_mcp::answered(bridge_core::proto::AUTHORITY_STATUS, &answer.receipt)?;
         Ok(Output {
-            caveats: Caveats::new(
-                to_mcp::not_run(&answer.not_run()),
-                to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
-                id(&answer.receipt.receipt_id),
-            ),
+            caveats: Caveats::of_answer(
+                bridge_core::proto::AUTHORITY_STATUS,
+                &answer.receipt,
+                &answer.not_run(),
+            )?,
             policy_activation: id(&answer.policy_activation),
             policy_digest: id(&answer.policy_digest),
             providers: answer.providers.iter().map(to_mcp::server).collect(),

@@ -5,9 +5,9 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
+use super::{AspTool, Call, Caveats, NoArgs, cut_to_budget};
 use crate::error::Error;
-use crate::to_mcp::{self, Capability, Coverage, Server, id};
+use crate::to_mcp::{self, Capability, Coverage, Server};
 
 pub(crate) struct AspCapabilities;
 
@@ -38,12 +38,7 @@ pub(crate) struct LegacyRole {
     pub(crate) enabled: bool,
 }
 
-impl Budgeted for Output {
-    fn shrink(&mut self, keep: f64) -> bool {
-        self.caveats
-            .cut(&mut self.sources, &mut self.omitted_sources, keep)
-    }
-}
+cut_to_budget!(Output, sources, omitted_sources);
 
 impl AspTool for AspCapabilities {
     const NAME: &'static str = "asp_capabilities";
@@ -58,13 +53,12 @@ advisory: the result satisfies no gate.";
     async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.capabilities().await?.value;
-        to_mcp::answered(bridge_core::proto::CAPABILITIES, &answer.receipt)?;
         Ok(Output {
-            caveats: Caveats::new(
-                to_mcp::not_run(&answer.not_run()),
-                to_mcp::snapshot_value(answer.receipt.raw.get("validAsOf")),
-                id(&answer.receipt.receipt_id),
-            ),
+            caveats: Caveats::of_answer(
+                bridge_core::proto::CAPABILITIES,
+                &answer.receipt,
+                &answer.not_run(),
+            )?,
             capabilities: to_mcp::capability_families(&answer.capabilities),
             sources: answer.sources.iter().map(to_mcp::server).collect(),
             coverage: to_mcp::coverage(&answer.coverage),

@@ -5,7 +5,7 @@ use bridge_core::proto;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
+use super::{AspTool, Call, Caveats, NoArgs, cut_to_budget};
 use crate::error::Error;
 use crate::policy::{EFFECTIVE_MODE, POLICY_FILE};
 use crate::to_mcp::{self, Capability, NotRun, Server, Snapshot, id, ids, text};
@@ -99,12 +99,7 @@ pub(crate) struct CallSiteOut {
     pub(crate) degraded: Vec<NotRun>,
 }
 
-impl Budgeted for Output {
-    fn shrink(&mut self, keep: f64) -> bool {
-        self.caveats
-            .cut(&mut self.servers, &mut self.omitted_servers, keep)
-    }
-}
+cut_to_budget!(Output, servers, omitted_servers);
 
 impl AspTool for AspStatus {
     const NAME: &'static str = "asp_status";
