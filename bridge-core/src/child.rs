@@ -57,21 +57,13 @@ impl ChildSpec {
 }
 
 /// A running child process and the peer on its stdio.
+#[derive(Debug)]
 pub struct ChildPeer {
     peer: Peer,
     child: Arc<Leader>,
     pid: Option<u32>,
     program: String,
     finished: bool,
-}
-
-impl std::fmt::Debug for ChildPeer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChildPeer")
-            .field("program", &self.program)
-            .field("pid", &self.pid)
-            .finish()
-    }
 }
 
 impl ChildPeer {

@@ -39,19 +39,12 @@ fn retry(failure: Failure) -> StartFailure {
 }
 
 /// A started, initialized provider.
+#[derive(Debug)]
 pub(crate) struct Session {
     child: tokio::sync::Mutex<Option<ChildPeer>>,
     peer: Peer,
     pub(crate) identity: Identity,
     turn: tokio::sync::Mutex<()>,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session")
-            .field("identity", &self.identity)
-            .finish()
-    }
 }
 
 impl Session {
