@@ -10,17 +10,19 @@
 //! counts that crossing in the floor. Both ratios are printed.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge_core::peer::{Handler, NoRequests, Peer};
+use bridge_core::peer::NoRequests;
 use serde_json::json;
 use test_support::git::git;
 
 #[path = "peers.rs"]
 mod peers;
-use peers::{Blobs, call, within};
+use peers::{Blobs, Child, call, within};
+#[path = "rusage.rs"]
+#[allow(dead_code, reason = "only its wait4 is used here, to reap the children")]
+mod rusage;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
 /// Calls measured, unless the command line names another count (`-- 5000`, e.g. to profile).
@@ -34,33 +36,6 @@ fn fake() -> &'static str {
     test_support::fake_provider_bin(BRIDGE)
         .to_str()
         .expect("a UTF-8 path")
-}
-
-/// `program args` with a peer on its stdio; stderr is discarded, and the child killed when dropped.
-fn spawn(
-    program: &str,
-    args: &[String],
-    handler: Arc<dyn Handler>,
-) -> (tokio::process::Child, Peer) {
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn");
-    let (stdin, stdout) = (
-        child.stdin.take().expect("stdin"),
-        child.stdout.take().expect("stdout"),
-    );
-    let peer = peers::connect(
-        stdin,
-        stdout,
-        handler,
-        bridge_core::PeerConfig::default().max_frame,
-    );
-    (child, peer)
 }
 
 fn quantile(sorted: &[Duration], q: f64) -> Duration {
@@ -84,21 +59,23 @@ async fn main() {
     )
     .expect("config");
 
-    let (_host_child, host) = spawn(
+    let host_child = Child::spawn(
         BRIDGE,
         &peers::host_serve(&repo, &config),
         Arc::new(NoRequests),
     );
+    let host = host_child.peer.clone();
     let evaluation = peers::evaluation(&host, &repo, DEADLINE).await;
     let after = evaluation.changeset["changes"][0]["after"]
         .as_str()
         .expect("after")
         .to_owned();
-    let (_provider_child, provider) = spawn(
+    let provider_child = Child::spawn(
         fake(),
         &[],
         Arc::new(Blobs(HashMap::from([(after, text.to_owned())]))),
     );
+    let provider = provider_child.peer.clone();
     let check = peers::open_provider(&provider, &repo, &evaluation, json!({}), DEADLINE).await;
 
     let calls = std::env::args()
@@ -169,4 +146,6 @@ async fn main() {
         h50.as_secs_f64() / (d50 + c50).as_secs_f64(),
         h50.saturating_sub(d50 + c50)
     );
+    host_child.finish().await;
+    provider_child.finish().await;
 }

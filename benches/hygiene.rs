@@ -20,12 +20,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge_core::peer::{Handler, NoRequests, Peer};
+use bridge_core::peer::NoRequests;
 use serde_json::{Value, json};
 
 #[path = "peers.rs"]
 mod peers;
-use peers::{Blobs, call};
+use peers::{Blobs, Child, call};
 #[path = "rusage.rs"]
 mod rusage;
 
@@ -35,52 +35,6 @@ const FILES: usize = 10_000;
 const ROUNDS: usize = 3;
 /// How long any one call may take.
 const DEADLINE: Duration = Duration::from_secs(600);
-
-/// A child process reaped with `wait4`, so that its peak resident memory can be read.
-struct Child {
-    pid: libc::pid_t,
-    peer: Peer,
-}
-
-impl Child {
-    /// Spawns `args` with piped stdio and connects a peer; stderr is discarded.
-    // The child is reaped by `wait4` (in `finish`), which `Child::wait` cannot be combined with.
-    #[allow(clippy::zombie_processes)]
-    fn spawn(args: &[String], handler: Arc<dyn Handler>) -> Child {
-        let mut child = Command::new(BRIDGE)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
-        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
-        let (stdin, stdout) = (
-            child.stdin.take().expect("stdin"),
-            child.stdout.take().expect("stdout"),
-        );
-        // The std handles go to tokio; `Child` is dropped unwaited, and `wait4` reaps it below.
-        let stdin = tokio::process::ChildStdin::from_std(stdin).expect("stdin");
-        let stdout = tokio::process::ChildStdout::from_std(stdout).expect("stdout");
-        let peer = peers::connect(stdin, stdout, handler, 256 << 20);
-        Child { pid, peer }
-    }
-
-    /// Closes the child's stdin, waits for it to exit: its peak resident set, in KiB. The wait is
-    /// off the runtime's thread, which must go on to close the pipe.
-    async fn finish(self) -> u64 {
-        self.peer.close_input();
-        let pid = self.pid;
-        let waited = tokio::task::spawn_blocking(move || rusage::wait4(pid));
-        let (status, peak) = waited.await.expect("wait4");
-        assert!(
-            rusage::succeeded(status),
-            "the child failed: status {status}"
-        );
-        drop(self.peer);
-        peak
-    }
-}
 
 /// The text of file `i`, before and after the edit: 40 lines; every 50th file gains trailing
 /// whitespace on a changed line, every 500th a conflict marker.
@@ -166,7 +120,11 @@ async fn main() {
 
         // Through the host: a fresh host, one warm-up evaluation (starts the provider, fills the
         // caches), then the timed one.
-        let host = Child::spawn(&peers::host_serve(&root, &config), Arc::new(NoRequests));
+        let host = Child::spawn(
+            BRIDGE,
+            &peers::host_serve(&root, &config),
+            Arc::new(NoRequests),
+        );
         let evaluation = peers::evaluation(&host.peer, &root, DEADLINE).await;
         let changeset = &evaluation.changeset;
         assert_eq!(changeset["changes"].as_array().map_or(0, Vec::len), FILES);
@@ -215,6 +173,7 @@ async fn main() {
             }
         }
         let provider = Child::spawn(
+            BRIDGE,
             &["provider".to_owned(), "hygiene".to_owned()],
             Arc::new(Blobs(contents)),
         );

@@ -1,9 +1,10 @@
-//! What the benchmarks of the embedded host and of the hygiene provider share: a peer on a child's
-//! stdio, calls with a deadline, a host's `workspace/readBlob` served from memory, and the requests
+//! What the benchmarks of the embedded host and of the hygiene provider share: a child process with
+//! a peer on its stdio, reaped with its peak memory, calls with a deadline, a host's `workspace/readBlob` served from memory, and the requests
 //! that open and ask each side, so that both sides are asked the same way in every benchmark.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +16,52 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout};
+
+/// A child process reaped with `wait4`, so that its peak resident memory can be read.
+pub(crate) struct Child {
+    pid: libc::pid_t,
+    pub(crate) peer: Peer,
+}
+
+impl Child {
+    /// Spawns `program args` with piped stdio and connects a peer; stderr is discarded.
+    // The child is reaped by `wait4` (in `finish`), which `Child::wait` cannot be combined with.
+    #[allow(clippy::zombie_processes)]
+    pub(crate) fn spawn(program: &str, args: &[String], handler: Arc<dyn Handler>) -> Child {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+        let (stdin, stdout) = (
+            child.stdin.take().expect("stdin"),
+            child.stdout.take().expect("stdout"),
+        );
+        // The std handles go to tokio; `Child` is dropped unwaited, and `wait4` reaps it below.
+        let stdin = tokio::process::ChildStdin::from_std(stdin).expect("stdin");
+        let stdout = tokio::process::ChildStdout::from_std(stdout).expect("stdout");
+        let peer = connect(stdin, stdout, handler, 256 << 20);
+        Child { pid, peer }
+    }
+
+    /// Closes the child's stdin, waits for it to exit: its peak resident set, in KiB. The wait is
+    /// off the runtime's thread, which must go on to close the pipe.
+    pub(crate) async fn finish(self) -> u64 {
+        self.peer.close_input();
+        let pid = self.pid;
+        let waited = tokio::task::spawn_blocking(move || super::rusage::wait4(pid));
+        let (status, peak) = waited.await.expect("wait4");
+        assert!(
+            super::rusage::succeeded(status),
+            "the child failed: status {status}"
+        );
+        drop(self.peer);
+        peak
+    }
+}
 
 /// Serves `workspace/readBlob` from memory: blob id → text, as cheaply as a host could, so that
 /// what is timed is the other side.
