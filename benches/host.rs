@@ -21,7 +21,7 @@ use test_support::git::git;
 mod peers;
 use peers::{Blobs, Child, call, within};
 #[path = "rusage.rs"]
-#[allow(dead_code, reason = "only its wait4 is used here, to reap the children")]
+#[allow(dead_code, reason = "only wait4 is used here")]
 mod rusage;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
