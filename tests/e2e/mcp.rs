@@ -287,60 +287,62 @@ fn python_sdk_client_in_both_eras_with_progress_crash_recovery_and_traversal() {
     }
 }
 
-/// The MCP inspector's CLI launcher (`ASP_BRIDGE_MCP_INSPECTOR`), or `None` with a loud skip.
-fn inspector_launcher() -> Option<String> {
-    external_tool(
-        "ASP_BRIDGE_MCP_INSPECTOR",
-        "@modelcontextprotocol/inspector",
-    )
+/// The MCP inspector's CLI, run against the bridge on a workspace with the fake host.
+struct Inspector {
+    /// Its CLI launcher (`ASP_BRIDGE_MCP_INSPECTOR`).
+    launcher: String,
+    scratch: Scratch,
 }
 
-/// Runs the inspector CLI against the bridge, quiet; returns (exit code, stdout, stderr).
-fn inspector(launcher: &str, scratch: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
-    inspector_run(launcher, scratch, &[args, &["-q"]].concat())
-}
+impl Inspector {
+    /// The inspector on `scratch`, or `None` with a loud skip when it is not installed.
+    fn on(scratch: Scratch) -> Option<Inspector> {
+        let launcher = external_tool(
+            "ASP_BRIDGE_MCP_INSPECTOR",
+            "@modelcontextprotocol/inspector",
+        )?;
+        Some(Inspector { launcher, scratch })
+    }
 
-/// Runs the inspector CLI against the bridge; returns (exit code, stdout, stderr).
-fn inspector_run(
-    launcher: &str,
-    scratch: &Scratch,
-    args: &[&str],
-) -> (Option<i32>, String, String) {
-    let home = scratch.path().join("inspector-home");
-    std::fs::create_dir_all(&home).unwrap();
-    let repo = scratch.path().display().to_string();
-    let host = scratch.fake_host("");
-    let output = Command::new("node")
-        .arg(launcher)
-        .arg("--cli")
-        .arg(bridge_bin())
-        .args(["mcp", "--repo", &repo, "--host-command", &host])
-        .args(args)
-        .args(["--format", "json"])
-        .env("HOME", &home)
-        .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
-        .env_remove("ASP_BRIDGE_HOST_COMMAND")
-        .output()
-        .expect("run node (the MCP inspector needs Node.js)");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    /// Runs the CLI with `args`, quiet; returns (exit code, stdout, stderr).
+    fn quiet(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        self.run(&[args, &["-q"]].concat())
+    }
+
+    /// Runs the CLI with `args`; returns (exit code, stdout, stderr).
+    fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let home = self.scratch.path().join("inspector-home");
+        std::fs::create_dir_all(&home).unwrap();
+        let repo = self.scratch.path().display().to_string();
+        let host = self.scratch.fake_host("");
+        let output = Command::new("node")
+            .arg(&self.launcher)
+            .arg("--cli")
+            .arg(bridge_bin())
+            .args(["mcp", "--repo", &repo, "--host-command", &host])
+            .args(args)
+            .args(["--format", "json"])
+            .env("HOME", &home)
+            .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
+            .env_remove("ASP_BRIDGE_HOST_COMMAND")
+            .output()
+            .expect("run node (the MCP inspector needs Node.js)");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
 }
 
 #[test]
 fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
-    let Some(launcher) = inspector_launcher() else {
-        return;
-    };
     for era in ["legacy", "modern"] {
-        let scratch = Scratch::new();
-        let (code, stdout, stderr) = inspector(
-            &launcher,
-            &scratch,
-            &["--method", "tools/list", "--strict", "--protocol-era", era],
-        );
+        let Some(inspector) = Inspector::on(Scratch::new()) else {
+            return;
+        };
+        let (code, stdout, stderr) =
+            inspector.quiet(&["--method", "tools/list", "--strict", "--protocol-era", era]);
         assert_eq!(code, Some(0), "{era}: {stderr}");
         let lint = [
             "type-union",
@@ -356,16 +358,15 @@ fn inspector_lists_the_tools_strictly_without_schema_warnings_in_both_eras() {
         let listed: Value = serde_json::from_str(&stdout).expect("JSON");
         let names = test_support::strs(&listed["result"]["tools"], "name");
         assert_eq!(names, TOOLS);
-        scratch.assert_no_orphans();
+        inspector.scratch.assert_no_orphans();
     }
 }
 
 #[test]
 fn inspector_calls_every_tool_without_schema_warnings() {
-    let Some(launcher) = inspector_launcher() else {
+    let Some(inspector) = Inspector::on(workspace()) else {
         return;
     };
-    let scratch = workspace();
     for tool in TOOLS {
         let arguments = arguments_for(tool).to_string();
         let args = [
@@ -377,7 +378,7 @@ fn inspector_calls_every_tool_without_schema_warnings() {
             &arguments,
         ];
         // Not quiet: the inspector's schema warnings go to stderr.
-        let (code, stdout, stderr) = inspector_run(&launcher, &scratch, &args);
+        let (code, stdout, stderr) = inspector.run(&args);
         assert_eq!(code, Some(0), "{tool}: {stderr}");
         assert!(
             !stderr.contains("unknown format") && !stderr.contains("ignored in schema"),
@@ -389,18 +390,16 @@ fn inspector_calls_every_tool_without_schema_warnings() {
             "{tool}: {stdout}"
         );
     }
-    scratch.assert_no_orphans();
+    inspector.scratch.assert_no_orphans();
 }
 
 #[test]
 fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
-    let Some(launcher) = inspector_launcher() else {
+    let Some(inspector) = Inspector::on(workspace()) else {
         return;
     };
-    let scratch = workspace();
     let call = ["--method", "tools/call", "--tool-name"];
-    let (code, stdout, stderr) =
-        inspector(&launcher, &scratch, &[&call[..], &["asp_status"]].concat());
+    let (code, stdout, stderr) = inspector.quiet(&[&call[..], &["asp_status"]].concat());
     assert_eq!(code, Some(0), "{stderr}");
     let result: Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(
@@ -416,7 +415,7 @@ fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
         ],
     ]
     .concat();
-    let (code, stdout, stderr) = inspector(&launcher, &scratch, &refused);
+    let (code, stdout, stderr) = inspector.quiet(&refused);
     assert_eq!(
         code,
         Some(5),
@@ -424,7 +423,7 @@ fn inspector_calls_a_tool_and_sees_a_refusal_as_a_tool_error() {
     );
     let result: Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(result["result"]["structuredContent"]["failClass"], "input");
-    scratch.assert_no_orphans();
+    inspector.scratch.assert_no_orphans();
 }
 
 /// A working tree with links to `/dev/zero`, `/dev/stdin`, `/etc/passwd` and a FIFO, a FIFO, and a
