@@ -507,7 +507,7 @@ fn hash_file(file: std::fs::File) -> std::io::Result<Blob> {
 
 /// The blob of some bytes already in memory.
 pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
-    let id = format!("blob:sha256:{}", json::sha256_hex(&bytes));
+    let id = bridge_core::changeset::blob_id(&bytes);
     let bytes = (bytes.len() <= MAX_BLOB).then(|| Arc::new(bytes));
     Blob { id, bytes }
 }

@@ -12,7 +12,6 @@ use bridge_core::peer::{
 };
 use bridge_core::{Error, ExitStatus, FailClass};
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 use tokio::io::BufReader;
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
@@ -72,12 +71,9 @@ impl Handler for Host {
     }
 }
 
+/// The ASP blob id of `text`.
 fn blob(text: &str) -> String {
-    let hex: String = Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("blob:sha256:{hex}")
+    bridge_core::changeset::blob_id(text.as_bytes())
 }
 
 fn start(host: Arc<Host>) -> (Child, Peer) {

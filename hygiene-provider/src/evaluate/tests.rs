@@ -7,10 +7,8 @@ use std::sync::Mutex;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 
 use super::*;
-use bridge_core::digest::hex;
 
 /// A host that serves blobs from memory and records what it was asked.
 #[derive(Default)]
@@ -23,7 +21,7 @@ struct Memory {
 
 impl Memory {
     fn add(&mut self, bytes: &[u8]) -> String {
-        let id = format!("blob:sha256:{}", hex(&Sha256::digest(bytes)));
+        let id = bridge_core::changeset::blob_id(bytes);
         self.blobs.insert(id.clone(), bytes.to_vec());
         id
     }
