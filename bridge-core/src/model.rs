@@ -186,13 +186,7 @@ mod tests {
     use crate::proto::Inspection;
 
     fn fixture<T: serde::de::DeserializeOwned>(path: &str) -> T {
-        let text = std::fs::read_to_string(format!(
-            "{}/../tests/fixtures/asp/{path}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .expect("fixture");
-        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
-        serde_json::from_value(value["result"].clone()).expect("model")
+        serde_json::from_value(test_support::fixture(path)).expect("model")
     }
 
     #[test]
@@ -245,9 +239,9 @@ mod tests {
 
     #[test]
     fn every_example_answer_reads() {
-        let dir = format!("{}/../tests/fixtures/asp", env!("CARGO_MANIFEST_DIR"));
+        let dir = test_support::fixtures_dir().join("asp");
         for sub in ["outer", "core"] {
-            for entry in std::fs::read_dir(format!("{dir}/{sub}")).unwrap() {
+            for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
                 let path = entry.unwrap().path();
                 let name = path.file_name().unwrap().to_string_lossy().into_owned();
                 let rel = format!("{sub}/{name}");

@@ -611,13 +611,10 @@ mod tests {
     use super::*;
 
     fn decision(findings: usize) -> proto::Decision {
-        let mut value: serde_json::Value = serde_json::from_str(include_str!(
-            "../../../tests/fixtures/asp/outer/evaluate.deny.gating.json"
-        ))
-        .unwrap();
-        let one = value["result"]["findings"][0].clone();
-        value["result"]["findings"] = serde_json::Value::Array(vec![one; findings]);
-        serde_json::from_value(value["result"].clone()).unwrap()
+        let mut value = test_support::fixture("outer/evaluate.deny.gating.json");
+        let one = value["findings"][0].clone();
+        value["findings"] = serde_json::Value::Array(vec![one; findings]);
+        serde_json::from_value(value).unwrap()
     }
 
     #[test]
@@ -691,11 +688,8 @@ mod tests {
 
     #[test]
     fn the_summary_never_reads_as_clean_when_coverage_is_incomplete() {
-        let text = include_str!(
-            "../../../tests/fixtures/asp/outer/evaluate.indeterminate.missing-provider.json"
-        );
-        let value: serde_json::Value = serde_json::from_str(text).unwrap();
-        let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
+        let value = test_support::fixture("outer/evaluate.indeterminate.missing-provider.json");
+        let decision: proto::Decision = serde_json::from_value(value).unwrap();
         let out = answer(&decision, Comparison::All, 2, 1, None);
         assert!(out.incomplete);
         assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);

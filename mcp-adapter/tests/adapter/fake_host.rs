@@ -3,7 +3,6 @@
 //! on the first connection, progress, generated findings) and a log of every message it received.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,6 +12,7 @@ use bridge_core::host::ExitProbe;
 use bridge_core::source::BoxFuture;
 use bridge_core::{ClientConfig, ExitStatus, HostClient};
 use serde_json::{Value, json};
+use test_support::fixture;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::Notify;
 
@@ -157,15 +157,6 @@ fn connect(script: Script, start: u32, log: Log, crashed: Arc<AtomicBool>) -> Ho
     let client = HostClient::connect(BufReader::new(read), write, config, probe);
     tokio::spawn(serve_host(host, script, start, log, crashed));
     client
-}
-
-pub(crate) fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/asp")
-}
-
-fn fixture(path: &str) -> Value {
-    let text = std::fs::read_to_string(fixtures().join(path)).expect("fixture");
-    serde_json::from_str::<Value>(&text).expect("fixture json")["result"].clone()
 }
 
 async fn serve_host(
