@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use bridge_core::{HostCommand, HostConfig, HostProcess};
 use serde_json::{Value, json};
+use test_support::git::Repo;
 
 #[path = "rusage.rs"]
 mod rusage;
@@ -580,23 +581,20 @@ mod sarif {
 const CHANGESETS: usize = 40;
 
 /// A repository of 500 committed files, 50 of them edited and 10 untracked files added.
-fn changed_repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let git = |args: &[&str]| test_support::git::git(dir.path(), args);
-    git(&["init", "-q"]);
+fn changed_repo() -> Repo {
+    let repo = Repo::init();
     let text = |i: usize| format!("line {i}\n").repeat(200);
     for i in 0..500 {
-        std::fs::write(dir.path().join(format!("f{i}.txt")), text(i)).expect("write");
+        repo.write(&format!("f{i}.txt"), &text(i));
     }
-    git(&["add", "."]);
-    git(&["commit", "-q", "-m", "base"]);
+    repo.commit();
     for i in 0..50 {
-        std::fs::write(dir.path().join(format!("f{i}.txt")), text(i + 1000)).expect("write");
+        repo.write(&format!("f{i}.txt"), &text(i + 1000));
     }
     for i in 0..10 {
-        std::fs::write(dir.path().join(format!("new{i}.txt")), text(i)).expect("write");
+        repo.write(&format!("new{i}.txt"), &text(i));
     }
-    dir
+    repo
 }
 
 fn changeset() {

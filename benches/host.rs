@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bridge_core::peer::NoRequests;
 use serde_json::json;
-use test_support::git::git;
+use test_support::git::Repo;
 
 #[path = "peers.rs"]
 mod peers;
@@ -44,15 +44,12 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = dir.path().canonicalize().expect("repo");
-    git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("a.txt"), "first\n").expect("write");
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
+    let workspace = Repo::new(&[("a.txt", "first\n")]);
     let text = "second line FAKE-WARNING\n";
-    std::fs::write(repo.join("a.txt"), text).expect("write");
-    let config = dir.path().join("host.toml");
+    workspace.write("a.txt", text);
+    let repo = workspace.root();
+    // Untracked in the working tree: the changeset carries it beside a.txt.
+    let config = repo.join("host.toml");
     std::fs::write(
         &config,
         format!("[hygiene]\nenabled = false\n[[provider]]\nid = \"fake\"\ncommand = [{:?}]\nrequired-for = [\"interactive\"]\n", fake()),

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use bridge_core::peer::NoRequests;
 use serde_json::{Value, json};
+use test_support::git::Repo;
 
 #[path = "peers.rs"]
 mod peers;
@@ -54,20 +55,18 @@ fn text(i: usize, edited: bool) -> String {
     text
 }
 
-fn repository(root: &Path) {
-    let git = |args: &[&str]| test_support::git::git(root, args);
-    git(&["init", "-q"]);
+/// The bench's repository: [`FILES`] committed files, every one of them edited since.
+fn repository() -> Repo {
+    let repo = Repo::init();
+    let path = |i: usize| format!("d{}/f{i}.txt", i / 100);
     for i in 0..FILES {
-        let dir = root.join(format!("d{}", i / 100));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::write(dir.join(format!("f{i}.txt")), text(i, false)).expect("write");
+        repo.write(&path(i), &text(i, false));
     }
-    git(&["add", "."]);
-    git(&["commit", "-q", "-m", "base"]);
+    repo.commit();
     for i in 0..FILES {
-        let path = root.join(format!("d{}/f{i}.txt", i / 100));
-        std::fs::write(path, text(i, true)).expect("write");
+        repo.write(&path(i), &text(i, true));
     }
+    repo
 }
 
 /// `git diff --numstat HEAD`: wall time and peak resident set (KiB).
@@ -96,11 +95,9 @@ fn mib(kib: u64) -> f64 {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let repo = repository();
+    let root = repo.root();
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("repo");
-    std::fs::create_dir(&root).expect("mkdir");
-    let root = root.canonicalize().expect("root");
-    repository(&root);
     let config = dir.path().join("host.toml");
     std::fs::write(&config, "[hygiene]\nenabled = true\n").expect("config");
 
