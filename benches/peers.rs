@@ -1,6 +1,7 @@
 //! What the benchmarks of the embedded host and of the hygiene provider share: a child process with
-//! a peer on its stdio, reaped with its peak memory, calls with a deadline, a host's `workspace/readBlob` served from memory, and the requests
-//! that open and ask each side, so that both sides are asked the same way in every benchmark.
+//! a peer on its stdio, reaped with its peak memory; calls with a deadline; a host's
+//! `workspace/readBlob` served from memory; and the requests that open and ask each side, so that
+//! both sides are asked the same way in every benchmark.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -41,9 +42,15 @@ impl Child {
             child.stdout.take().expect("stdout"),
         );
         // The std handles go to tokio; `Child` is dropped unwaited, and `wait4` reaps it below.
-        let stdin = tokio::process::ChildStdin::from_std(stdin).expect("stdin");
-        let stdout = tokio::process::ChildStdout::from_std(stdout).expect("stdout");
-        let peer = connect(stdin, stdout, handler, 256 << 20);
+        let stdin = ChildStdin::from_std(stdin).expect("stdin");
+        let stdout = ChildStdout::from_std(stdout).expect("stdout");
+        let probe: ExitProbe =
+            Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
+        let config = PeerConfig {
+            max_frame: 256 << 20,
+            ..PeerConfig::default()
+        };
+        let peer = Peer::connect(BufReader::new(stdout), stdin, config, handler, probe);
         Child { pid, peer }
     }
 
@@ -80,21 +87,6 @@ impl Handler for Blobs {
         let answer = json!({"blobs": blobs}).to_string();
         Box::pin(async move { Ok(RawValue::from_string(answer).expect("json")) })
     }
-}
-
-/// A peer on a child's piped stdio, with frames of up to `max_frame` bytes.
-pub(crate) fn connect(
-    stdin: ChildStdin,
-    stdout: ChildStdout,
-    handler: Arc<dyn Handler>,
-    max_frame: usize,
-) -> Peer {
-    let probe: ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
-    let config = PeerConfig {
-        max_frame,
-        ..PeerConfig::default()
-    };
-    Peer::connect(BufReader::new(stdout), stdin, config, handler, probe)
 }
 
 /// A call's options: no progress, `deadline`.
