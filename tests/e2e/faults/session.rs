@@ -34,7 +34,8 @@ enum Event {
 
 /// The bridge as a child process; see the module doc.
 pub(crate) struct Session {
-    child: Child,
+    /// The running bridge; `None` once it was waited for.
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
     framing: Framing,
     events: Receiver<Event>,
@@ -45,7 +46,6 @@ pub(crate) struct Session {
     /// The ids of the requests sent.
     pub(crate) sent: Vec<i64>,
     next_id: i64,
-    exited: Option<Option<i32>>,
 }
 
 /// How a session ended.
@@ -81,7 +81,7 @@ impl Session {
         });
         Session {
             stdin: child.stdin.take(),
-            child,
+            child: Some(child),
             framing,
             events,
             frames: Vec::new(),
@@ -89,7 +89,6 @@ impl Session {
             garbage: Vec::new(),
             sent: Vec::new(),
             next_id: 0,
-            exited: None,
         }
     }
 
@@ -171,7 +170,8 @@ impl Session {
         drop(self.stdin.take());
     }
 
-    /// Waits for the process to close its stdout and stderr and to end; fails after `LIMIT`.
+    /// Waits for the process to close its stdout and stderr, then to end; fails after `LIMIT` for
+    /// each.
     pub(crate) fn wait(mut self) -> Ended {
         let deadline = Instant::now() + LIMIT;
         loop {
@@ -186,14 +186,8 @@ impl Session {
             }
         }
         // Its stdout and stderr are closed: the process is ending.
-        let code = loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                break status.code();
-            }
-            assert!(Instant::now() < deadline, "asp-bridge did not end");
-            std::thread::yield_now();
-        };
-        self.exited = Some(code);
+        let child = self.child.take().expect("a session ends once");
+        let code = test_support::process::wait_exit(child, LIMIT);
         drop(self.stdin.take());
         assert!(
             self.garbage.is_empty(),
@@ -212,9 +206,9 @@ impl Session {
 impl Drop for Session {
     /// A failed test must not leave the bridge (and so its host) running.
     fn drop(&mut self) {
-        if self.exited.is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }
