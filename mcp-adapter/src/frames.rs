@@ -340,15 +340,12 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
-/// A line without its carriage return and byte order mark; empty when only white space is left.
+/// A line without its byte order mark and the white space around it (every carriage return at its
+/// end, not only the last); empty when nothing else is left.
 fn trim(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
-        &[]
-    } else {
-        line
-    }
+    line.strip_prefix("\u{feff}".as_bytes())
+        .unwrap_or(line)
+        .trim_ascii()
 }
 
 #[cfg(test)]
@@ -487,30 +484,46 @@ mod tests {
         }
     }
 
+    /// `input` through the checker: what rmcp gets, and the checker's own replies.
+    async fn through(input: &[u8]) -> (String, Vec<Value>) {
+        use tokio::io::AsyncReadExt as _;
+        let (to_rmcp, mut rmcp) = tokio::io::duplex(1024);
+        let (frames, mut replies) = mpsc::channel(4);
+        check(BufReader::new(input), to_rmcp, frames, Inflight::default()).await;
+        let mut passed = String::new();
+        rmcp.read_to_string(&mut passed).await.unwrap();
+        let mut answered = Vec::new();
+        while let Ok(reply) = replies.try_recv() {
+            answered.push(serde_json::from_slice(&reply).unwrap());
+        }
+        (passed, answered)
+    }
+
     /// A line with a byte order mark used to be checked without it but passed to rmcp with it, which
     /// dropped it unanswered.
     #[tokio::test]
     async fn rmcp_gets_the_line_that_was_checked_without_a_byte_order_mark_or_carriage_return() {
-        use tokio::io::AsyncReadExt as _;
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let input = format!("\u{feff}{call}\r\n \r\n{call}\n");
-        let (to_rmcp, mut rmcp) = tokio::io::duplex(1024);
-        let (frames, mut replies) = mpsc::channel(4);
-        check(
-            BufReader::new(input.as_bytes()),
-            to_rmcp,
-            frames,
-            Inflight::default(),
-        )
-        .await;
-        let mut passed = String::new();
-        rmcp.read_to_string(&mut passed).await.unwrap();
+        let (passed, replies) = through(input.as_bytes()).await;
         assert_eq!(passed, format!("{call}\n"), "the blank line is skipped");
-        let refusal: Value = serde_json::from_slice(&replies.recv().await.unwrap()).unwrap();
         assert_eq!(
-            refusal["error"]["code"], INVALID_REQUEST,
+            replies[0]["error"]["code"], INVALID_REQUEST,
             "id 1 is in flight"
         );
+    }
+
+    /// Found by the `mcp_frames` fuzz target: a line that ends in two carriage returns is JSON
+    /// (white space may follow a value), and rmcp got it with one of them.
+    #[tokio::test]
+    async fn a_line_ending_in_two_carriage_returns_reaches_rmcp_without_them() {
+        let input = include_bytes!("../../tests/fixtures/fuzz/mcp_frames/two-carriage-returns");
+        let (passed, replies) = through(input).await;
+        assert_eq!(
+            passed,
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+        );
+        assert!(replies.is_empty(), "{replies:?}");
     }
 
     #[tokio::test]
