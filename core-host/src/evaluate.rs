@@ -52,11 +52,6 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         let submitted = &submitted["changeset"];
         let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
         let policy = policies.load(&workspace, &own);
-        let active_policy = workspace
-            .tree_entry(&own.tree, POLICY_PATH)
-            .ok()
-            .flatten()
-            .and_then(|entry| workspace.blob_id_of(&entry.oid).ok());
         let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
             Ok(baseline) => {
                 let deadline = Instant::now() + budget(asked_budget, &policy, call_site);
@@ -71,7 +66,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
                 }),
             ),
         };
-        Ok::<_, String>((own, baseline, moved, policy, active_policy, intake))
+        Ok::<_, String>((own, baseline, moved, policy, intake))
     });
     let checked = schema::check(Shape::EvaluateParams, &params).map(|()| {
         let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
@@ -103,8 +98,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     })?;
     let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
     let changeset = &params["changeset"];
-    let (own, baseline, _, policy, active_policy, intake) =
-        finished.map_err(crate::outer::not_ready)?;
+    let (own, baseline, _, policy, intake) = finished.map_err(crate::outer::not_ready)?;
     let intake: Intake = intake.map_err(|e| {
         error_object(
             -32013,
@@ -142,7 +136,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         .flatten()
         .any(|c| {
             (c["path"] == POLICY_PATH
-                && (c["after"].as_str() != active_policy.as_deref()
+                && (c["after"].as_str() != policy.blob.as_deref()
                     || (since_base && c["before"] != c["after"])))
                 || (c["from"] == POLICY_PATH && c["path"] != POLICY_PATH)
         });

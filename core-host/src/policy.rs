@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::config::CallSite;
 use crate::json;
 use crate::schema::{self, Shape};
-use crate::snapshot::{Baseline, Workspace};
+use crate::snapshot::{Baseline, Blob, Workspace};
 
 /// Where the repository policy lives.
 pub(crate) const POLICY_PATH: &str = ".asp/asp.json";
@@ -49,6 +49,9 @@ pub(crate) struct Policy {
     pub(crate) digest: String,
     /// `Some(reason)` when the policy file is invalid.
     pub(crate) invalid: Option<String>,
+    /// The ASP blob id of the policy file at the baseline; `None` for the default policy or a file
+    /// that could not be read.
+    pub(crate) blob: Option<String>,
     document: Option<Value>,
 }
 
@@ -61,11 +64,12 @@ pub(crate) struct Policies(Mutex<Option<(String, Policy)>>);
 impl Policies {
     /// The policy of the baseline tree. Blocking.
     pub(crate) fn load(&self, workspace: &Workspace, baseline: &Baseline) -> Policy {
+        let unreadable = |e: crate::Error| {
+            Policy::invalid(String::new(), format!("the policy cannot be read: {e}"))
+        };
         let entry = match workspace.tree_entry(&baseline.tree, POLICY_PATH) {
             Ok(entry) => entry,
-            Err(e) => {
-                return Policy::invalid(String::new(), format!("the policy cannot be read: {e}"));
-            }
+            Err(e) => return unreadable(e),
         };
         let Some(entry) = entry else {
             return Policy::default_policy();
@@ -75,29 +79,28 @@ impl Policies {
         {
             return policy.clone();
         }
-        match Policy::from_blob(workspace, &entry.oid) {
-            Ok(policy) => {
-                *crate::lock(&self.0) = Some((entry.oid, policy.clone()));
-                policy
-            }
-            Err(unreadable) => unreadable,
-        }
+        let blob = match workspace.git_blob(&entry.oid) {
+            Ok(blob) => blob,
+            Err(e) => return unreadable(e),
+        };
+        let policy = Policy::from_blob(blob);
+        *crate::lock(&self.0) = Some((entry.oid, policy.clone()));
+        policy
     }
 }
 
 impl Policy {
-    /// The policy in the git object `oid`; `Err` when it cannot be read. Blocking.
-    fn from_blob(workspace: &Workspace, oid: &str) -> Result<Policy, Policy> {
-        let blob = workspace.git_blob(oid).map_err(|e| {
-            Policy::invalid(String::new(), format!("the policy cannot be read: {e}"))
-        })?;
-        let Some(bytes) = blob.bytes.filter(|b| b.len() <= MAX_POLICY_BYTES) else {
-            return Ok(Policy::invalid(
+    /// The policy in the policy file's blob.
+    fn from_blob(blob: Blob) -> Policy {
+        let mut policy = match blob.bytes.filter(|b| b.len() <= MAX_POLICY_BYTES) {
+            Some(bytes) => Policy::from_bytes(&bytes),
+            None => Policy::invalid(
                 digest_of_id(&blob.id),
                 "the policy file is larger than 1 MiB".into(),
-            ));
+            ),
         };
-        Ok(Policy::from_bytes(&bytes))
+        policy.blob = Some(blob.id);
+        policy
     }
 
     pub(crate) fn from_bytes(bytes: &[u8]) -> Policy {
@@ -122,6 +125,7 @@ impl Policy {
             source: POLICY_PATH.to_owned(),
             digest,
             invalid: None,
+            blob: None,
             document: Some(document),
         }
     }
@@ -139,6 +143,7 @@ impl Policy {
                     source: "default (no .asp/asp.json)".to_owned(),
                     digest: json::digest(&document),
                     invalid: None,
+                    blob: None,
                     document: None,
                 }
             })
@@ -154,6 +159,7 @@ impl Policy {
                 digest
             },
             invalid: Some(reason),
+            blob: None,
             document: None,
         }
     }

@@ -297,6 +297,29 @@ async fn a_branch_that_commits_a_policy_change_cannot_authorize_itself() {
     host.finish().await;
 }
 
+/// An all-files sweep lists every tracked file as a `create` against the empty tree, the committed
+/// policy among them, unchanged: listing the policy as it is in force does not change it.
+#[tokio::test]
+async fn a_sweep_that_lists_the_committed_policy_as_it_is_does_not_touch_it() {
+    let repo = repo();
+    commit_policy(&repo, &fake_pinned(&["advisory"]));
+    let (_config, host) = Host::with_well_provider(repo.path());
+    let mut request =
+        bridge_core::worktree::Evaluate::at(bridge_core::proto::AdvisoryCallSite::Sweep);
+    request.scope = bridge_core::worktree::Scope::AllFiles;
+    let plan = bridge_core::Worktree::new(repo.path())
+        .plan(&request)
+        .await
+        .unwrap();
+    let changeset = serde_json::to_value(plan.built.changeset).unwrap();
+    let paths = test_support::strs(&changeset["changes"], "path");
+    assert!(paths.contains(&".asp/asp.json"), "{paths:?}");
+    let verdict = host.evaluate_changeset("sweep", changeset).await;
+    assert_eq!(verdict["decision"], "allow", "{:#}", verdict["coverage"]);
+    assert!(!reasons(&verdict).contains(&"policy-self-authorization".to_owned()));
+    host.finish().await;
+}
+
 #[tokio::test]
 async fn core_stale_valid_as_of() {
     for fault in ["stale-baseline", "stale-digest", "stale-blobs"] {
