@@ -136,7 +136,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         .flatten()
         .any(|c| {
             (c["path"] == POLICY_PATH
-                && (c["after"].as_str() != policy.blob.as_deref()
+                && (c["after"].as_str() != policy.blob()
                     || (since_base && c["before"] != c["after"])))
                 || (c["from"] == POLICY_PATH && c["path"] != POLICY_PATH)
         });

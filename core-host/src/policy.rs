@@ -49,9 +49,8 @@ pub(crate) struct Policy {
     pub(crate) digest: String,
     /// `Some(reason)` when the policy file is invalid.
     pub(crate) invalid: Option<String>,
-    /// The ASP blob id of the policy file at the baseline; `None` for the default policy or a file
-    /// that could not be read.
-    pub(crate) blob: Option<String>,
+    /// See [`Policy::blob`].
+    blob: Option<String>,
     document: Option<Value>,
 }
 
@@ -162,6 +161,12 @@ impl Policy {
             blob: None,
             document: None,
         }
+    }
+
+    /// The ASP blob id of the policy file at the baseline; `None` for the default policy or a file
+    /// that could not be read.
+    pub(crate) fn blob(&self) -> Option<&str> {
+        self.blob.as_deref()
     }
 
     /// The requirements of `call_site`: required ones first, then optional ones.

@@ -301,9 +301,7 @@ async fn a_branch_that_commits_a_policy_change_cannot_authorize_itself() {
 /// policy among them, unchanged: listing the policy as it is in force does not change it.
 #[tokio::test]
 async fn a_sweep_that_lists_the_committed_policy_as_it_is_does_not_touch_it() {
-    let repo = repo();
-    commit_policy(&repo, &fake_pinned(&["advisory"]));
-    let (_config, host) = Host::with_well_provider(repo.path());
+    let (repo, _config, host) = under_policy(&fake_pinned(&["advisory"]), "first\n");
     let mut request =
         bridge_core::worktree::Evaluate::at(bridge_core::proto::AdvisoryCallSite::Sweep);
     request.scope = bridge_core::worktree::Scope::AllFiles;
