@@ -123,6 +123,16 @@ pub(crate) fn embedded_in_use() -> bool {
         .is_some_and(|choice| matches!(choice.source, Source::Embedded { .. }))
 }
 
+/// With the embedded host, checks that it can serve `root` (inside git), with the error it would
+/// exit with at every start; with any other host, nothing. Blocking: one `git rev-parse`.
+pub(crate) fn check_embedded_root(root: &Path) -> core_host::Result<()> {
+    if embedded_in_use() {
+        core_host::check_workspace(root)
+    } else {
+        Ok(())
+    }
+}
+
 static CHOICE: OnceLock<HostChoice> = OnceLock::new();
 
 /// The choice for this process: resolved once, and announced on stderr the first time.

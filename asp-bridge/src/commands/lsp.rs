@@ -36,12 +36,10 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
             })?;
             // The embedded host cannot serve a root outside git: say so as the `input` error it
             // is, once, instead of a host that exits at every start.
-            if crate::host_choice::embedded_in_use() {
-                core_host::check_workspace(root).map_err(|e| match e {
-                    core_host::Error::Bridge(error) => error,
-                    other => bridge_core::Error::Input(other.to_string()),
-                })?;
-            }
+            crate::host_choice::check_embedded_root(root).map_err(|e| match e {
+                core_host::Error::Bridge(error) => error,
+                other => bridge_core::Error::Input(other.to_string()),
+            })?;
             Ok(config)
         },
         policy,

@@ -15,10 +15,8 @@ use crate::flags::McpArgs;
 pub(crate) async fn run(args: McpArgs) -> anyhow::Result<()> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
     let config = crate::host_config(&args.host, &repo)?;
-    if crate::host_choice::embedded_in_use() {
-        let root = repo.clone();
-        tokio::task::spawn_blocking(move || core_host::check_workspace(&root)).await??;
-    }
+    let root = repo.clone();
+    tokio::task::spawn_blocking(move || crate::host_choice::check_embedded_root(&root)).await??;
     let policy = RestartPolicy {
         initial_delay: Duration::from_millis(args.supervise.restart_delay_ms),
         ..RestartPolicy::default()
