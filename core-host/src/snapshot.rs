@@ -428,7 +428,7 @@ pub(crate) fn read_small_text(
         return Ok(None);
     }
     let mut text = String::with_capacity(usize::try_from(meta.len()).unwrap_or_default() + 1);
-    nowait::Reader(file)
+    nowait::Reader::new(file)
         .take(max + 1)
         .read_to_string(&mut text)?;
     Ok((text.len() as u64 <= max).then_some((text, meta)))
@@ -502,7 +502,7 @@ fn hash_file(file: std::fs::File) -> std::io::Result<Blob> {
     if nowait::active() && meta.len() > nowait::INLINE_BYTES {
         return Err(nowait::refuse());
     }
-    hash_sized(nowait::Reader(file), meta.len())
+    hash_sized(nowait::Reader::new(file), meta.len())
 }
 
 /// The blob of some bytes already in memory.

@@ -198,29 +198,49 @@ pub(crate) fn metadata(path: &Path) -> io::Result<std::fs::Metadata> {
 /// A file read through [`Read`]: during an attempt only from the page cache (`RWF_NOWAIT`), or
 /// from a file system that keeps its files in memory (tmpfs, which has no `RWF_NOWAIT`), and
 /// within the attempt's allowance of bytes.
-pub(crate) struct Reader(pub(crate) File);
+pub(crate) struct Reader {
+    file: File,
+    /// Found to be on tmpfs: read plainly, without asking for `RWF_NOWAIT` again.
+    in_memory: bool,
+}
+
+impl Reader {
+    pub(crate) fn new(file: File) -> Reader {
+        Reader {
+            file,
+            in_memory: false,
+        }
+    }
+}
 
 impl Read for Reader {
     #[allow(unsafe_code)]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !active() {
-            return self.0.read(buf);
+            return self.file.read(buf);
         }
-        let iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        // SAFETY: one iovec over `buf`, valid for writes of its length for the whole call; offset
-        // -1 reads at (and moves) the file's own position.
-        let n = unsafe { libc::preadv2(self.0.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
-        let n = match usize::try_from(n) {
-            Ok(n) => n,
-            Err(_) => {
-                let e = io::Error::last_os_error();
-                match e.raw_os_error() {
-                    Some(libc::EINTR) => return Err(e),
-                    Some(libc::EOPNOTSUPP) if in_memory(&self.0) => self.0.read(buf)?,
-                    _ => return Err(refuse()),
+        let n = if self.in_memory {
+            self.file.read(buf)?
+        } else {
+            let iov = libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            };
+            // SAFETY: one iovec over `buf`, valid for writes of its length for the whole call;
+            // offset -1 reads at (and moves) the file's own position.
+            let n = unsafe { libc::preadv2(self.file.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+            match usize::try_from(n) {
+                Ok(n) => n,
+                Err(_) => {
+                    let e = io::Error::last_os_error();
+                    match e.raw_os_error() {
+                        Some(libc::EINTR) => return Err(e),
+                        Some(libc::EOPNOTSUPP) if in_memory(&self.file) => {
+                            self.in_memory = true;
+                            self.file.read(buf)?
+                        }
+                        _ => return Err(refuse()),
+                    }
                 }
             }
         };
