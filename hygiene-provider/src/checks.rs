@@ -17,6 +17,9 @@ use crate::text::{Range, Text};
 
 /// Bytes of a file whose text checks are skipped as binary when one of them is NUL (as git does).
 const BINARY_SNIFF: usize = 8000;
+/// Most findings of one rule in one file side; past it the rule's check stops and the rest are
+/// counted as cut (the answer is then truncated, never complete).
+pub(crate) const PER_RULE: usize = 10_000;
 
 /// One finding of one rule in one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +48,58 @@ impl Finding {
     }
 }
 
+/// The findings of one file side as the checks find them, at most [`PER_RULE`] of each rule: a
+/// check asks [`Found::full`] in its loop and stops there, so a file of a million markers costs
+/// what ten thousand do.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    findings: Vec<Finding>,
+    /// Findings of each rule so far, by `Rule as usize`.
+    counts: [usize; Rule::ALL.len()],
+    /// Findings past a rule's cap, not kept.
+    cut: usize,
+}
+
+impl Found {
+    pub(crate) fn push(&mut self, finding: Finding) {
+        let count = &mut self.counts[finding.rule as usize];
+        if *count < PER_RULE {
+            self.findings.push(finding);
+        } else {
+            self.cut += 1;
+        }
+        *count += 1;
+    }
+
+    pub(crate) fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
+        for finding in findings {
+            self.push(finding);
+        }
+    }
+
+    /// Whether `rule` has its [`PER_RULE`] findings: its check can stop (what it would still find
+    /// is counted once, as one more cut).
+    pub(crate) fn full(&mut self, rule: Rule) -> bool {
+        let count = &mut self.counts[rule as usize];
+        if *count < PER_RULE {
+            return false;
+        }
+        if *count == PER_RULE {
+            *count += 1;
+            self.cut += 1;
+        }
+        true
+    }
+}
+
+/// What the checks of one file side found: the findings kept, fingerprinted, in order, and how
+/// many a rule's cap left out.
+#[derive(Debug, Default)]
+pub(crate) struct Checked {
+    pub(crate) findings: Vec<Fingerprinted>,
+    pub(crate) cut: usize,
+}
+
 /// A finding with its position-resilient fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Fingerprinted {
@@ -71,13 +126,9 @@ pub(crate) struct Subject<'a> {
 }
 
 /// Runs the enabled rules on one side of a file, each finding with its fingerprint, in order.
-pub(crate) fn check(
-    subject: Subject<'_>,
-    enabled: &[Rule],
-    settings: Settings,
-) -> Vec<Fingerprinted> {
+pub(crate) fn check(subject: Subject<'_>, enabled: &[Rule], settings: Settings) -> Checked {
     let on = |rule: Rule| enabled.contains(&rule);
-    let mut findings = Vec::new();
+    let mut findings = Found::default();
     if on(Rule::LargeFile) && subject.added {
         large_file(subject.bytes.len() as u64, settings, &mut findings);
     }
@@ -98,7 +149,10 @@ pub(crate) fn check(
         None if on(Rule::PrivateKey) => private_key::check_bytes(subject.bytes, &mut findings),
         None => {}
     }
-    fingerprint(subject.path, findings)
+    Checked {
+        cut: findings.cut,
+        findings: fingerprint(subject.path, findings.findings),
+    }
 }
 
 /// The text of a file, without a byte-order mark; `None` for binary or non-UTF-8 content.
@@ -110,7 +164,7 @@ fn decode(bytes: &[u8]) -> Option<&str> {
     Some(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
-fn large_file(size: u64, settings: Settings, out: &mut Vec<Finding>) {
+fn large_file(size: u64, settings: Settings, out: &mut Found) {
     if size > settings.max_added_file_bytes {
         out.push(Finding::new(
             Rule::LargeFile,
@@ -168,6 +222,7 @@ mod tests {
             &Rule::ALL,
             SETTINGS,
         )
+        .findings
         .into_iter()
         .map(|f| f.finding)
         .collect()
@@ -224,7 +279,8 @@ mod tests {
             },
             &Rule::ALL,
             SETTINGS,
-        );
+        )
+        .findings;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].finding.rule, Rule::PrivateKey);
         assert_eq!(found[0].finding.range, None);
@@ -240,6 +296,7 @@ mod tests {
                 &Rule::ALL,
                 SETTINGS
             )
+            .findings
             .is_empty()
         );
     }
@@ -257,6 +314,7 @@ mod tests {
                 &[Rule::TrailingWhitespace],
                 SETTINGS,
             )
+            .findings
             .into_iter()
             .map(|f| f.fingerprint)
             .collect()
@@ -280,7 +338,8 @@ mod tests {
             },
             &[Rule::TrailingWhitespace],
             SETTINGS,
-        );
+        )
+        .findings;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].finding.rule, Rule::TrailingWhitespace);
     }
@@ -288,5 +347,42 @@ mod tests {
     #[test]
     fn a_byte_order_mark_is_not_text() {
         assert_eq!(run("a.json", "\u{feff}{}\n", None), []);
+    }
+
+    #[test]
+    fn every_check_is_linear_on_eight_mebibytes_of_its_worst_input() {
+        const BYTES: usize = 8 << 20;
+        let line = |unit: &str| unit.repeat(BYTES / unit.len());
+        for (path, text) in [
+            // Half a million key markers on one line: each column counted on from the last.
+            ("keys.txt", line("BEGIN PRIVATE KEY é ")),
+            ("conflict.txt", format!(">>>>>>> {}", line("x"))),
+            ("spaces.txt", format!("x{}", line(" "))),
+            ("endings.txt", line("\r\n\n")),
+            ("deep.json", line("[")),
+            ("deep.yaml", line("[")),
+            ("deep.toml", format!("a = {}", line("["))),
+            ("long.json", format!("\"{}\"", line("é"))),
+        ] {
+            let started = std::time::Instant::now();
+            let found = check(
+                Subject {
+                    path,
+                    bytes: text.as_bytes(),
+                    other: None,
+                    added: true,
+                },
+                &Rule::ALL,
+                SETTINGS,
+            );
+            // Far from today's seconds in a debug build, and from the minutes a quadratic
+            // check takes on this input.
+            let took = started.elapsed();
+            assert!(
+                took < std::time::Duration::from_secs(20),
+                "{path}: {took:?}"
+            );
+            assert!(found.findings.len() <= Rule::ALL.len() * PER_RULE, "{path}");
+        }
     }
 }

@@ -5,7 +5,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use crate::checks::{self, Fingerprinted, Subject};
+use crate::bounds::{Cancel, Kept, MAX_DIAGNOSTICS, Stop};
+use crate::checks::{self, Checked, Subject};
 use crate::digest::{base64, blob_matches};
 use crate::request::{Comparison, Request, Scope};
 use crate::rules::{Rule, SOURCE};
@@ -19,8 +20,6 @@ use crate::wire::{
 pub(crate) const CHUNK: usize = 128;
 /// Deadline of one callback, within the evaluation's own deadline.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// Most diagnostics in one assessment; past it the list is cut and `truncated` set.
-pub(crate) const MAX_DIAGNOSTICS: usize = 10_000;
 /// Most `coverage.degraded` entries listed one by one; the rest are counted in one more entry.
 const MAX_DEGRADED: usize = 50;
 
@@ -62,7 +61,7 @@ struct Target {
 /// What the evaluation found and could not do, gathered as it goes.
 #[derive(Default)]
 struct Outcome {
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Kept,
     degraded: Vec<Degradation>,
     read: BTreeSet<String>,
     truncated: bool,
@@ -103,6 +102,18 @@ pub(crate) async fn evaluate<W: Workspace>(
     } else {
         let targets = targets(workspace, &request, deadline, &mut outcome).await;
         check_all(workspace, &request, targets, deadline, &mut outcome).await;
+        if outcome.diagnostics.cut > 0 {
+            outcome.truncated = true;
+            let cut = outcome.diagnostics.cut;
+            outcome.degrade(
+                "incomplete",
+                format!(
+                    "{cut} more {} left out (at most {MAX_DIAGNOSTICS} are sent, and {} of a rule in a file; the most severe first)",
+                    if cut == 1 { "finding was" } else { "findings were" },
+                    checks::PER_RULE
+                ),
+            );
+        }
         if outcome.degraded.is_empty() && request.unsupported.is_empty() {
             Status::Complete
         } else {
@@ -128,7 +139,7 @@ pub(crate) async fn evaluate<W: Workspace>(
     };
     Assessment {
         status,
-        diagnostics: outcome.diagnostics,
+        diagnostics: outcome.diagnostics.into_diagnostics(),
         coverage: Coverage {
             requested: request.requested,
             covered,
@@ -227,6 +238,7 @@ async fn check_all<W: Workspace>(
     deadline: Instant,
     outcome: &mut Outcome,
 ) {
+    let cancel = Cancel::on_drop();
     let total = targets.len();
     let chunks: Vec<&[Target]> = targets.chunks(CHUNK).collect();
     // The blobs of chunk `n`, unless there is no such chunk or the deadline has passed.
@@ -277,23 +289,71 @@ async fn check_all<W: Workspace>(
         }
         let rules = request.rules.clone();
         let (settings, comparison) = (request.settings, request.comparison);
+        // The kept findings go to the blocking pool and come back: the cap applies as each file
+        // is checked, and the loop stops at the deadline or once this evaluation is dropped (a
+        // `$/cancelRequest` aborts it), so no check outlives the request it serves.
+        let mut kept = std::mem::take(&mut outcome.diagnostics);
+        let stop = cancel.signal();
         let checks = tokio::task::spawn_blocking(move || {
-            ready
-                .iter()
-                .flat_map(|t| diagnostics(t, &blobs, &rules, settings, comparison))
-                .collect::<Vec<_>>()
+            let checks = Checks {
+                rules: &rules,
+                settings,
+                comparison,
+                stop: &stop,
+                deadline,
+            };
+            let unchecked = checks.run(&ready, &blobs, &mut kept);
+            (kept, unchecked)
         });
         let (checked, prefetched) = tokio::join!(checks, fetch(n + 1));
         next = prefetched;
         match checked {
-            Ok(found) => outcome.diagnostics.extend(found),
-            Err(e) => outcome.degrade("error", format!("the checks stopped: {e}")),
+            Ok((kept, unchecked)) => {
+                outcome.diagnostics = kept;
+                if unchecked > 0 {
+                    outcome.degrade(
+                        "timed-out",
+                        format!(
+                            "{} of {total} files were not checked before the deadline",
+                            total - n * CHUNK - (chunk.len() - unchecked)
+                        ),
+                    );
+                    return;
+                }
+            }
+            Err(e) => {
+                outcome.degrade("error", format!("the checks stopped: {e}"));
+                return;
+            }
         }
-        if outcome.diagnostics.len() > MAX_DIAGNOSTICS {
-            outcome.diagnostics.truncate(MAX_DIAGNOSTICS);
-            outcome.truncated = true;
-            return;
+    }
+}
+
+/// The checks of one chunk, on the blocking pool.
+struct Checks<'a> {
+    rules: &'a [Rule],
+    settings: checks::Settings,
+    comparison: Comparison,
+    stop: &'a Stop,
+    deadline: Instant,
+}
+
+impl Checks<'_> {
+    /// Checks `targets` into `kept`, file by file, until the deadline passes or the evaluation is
+    /// gone; returns how many files were not checked.
+    fn run(&self, targets: &[Target], blobs: &HashMap<String, Vec<u8>>, kept: &mut Kept) -> usize {
+        for (n, target) in targets.iter().enumerate() {
+            if self.stop.is_set() || Instant::now() >= self.deadline {
+                return targets.len() - n;
+            }
+            let (found, cut) =
+                diagnostics(target, blobs, self.rules, self.settings, self.comparison);
+            kept.cut += cut;
+            for diagnostic in found {
+                kept.push(diagnostic);
+            }
         }
+        0
     }
 }
 
@@ -377,19 +437,20 @@ fn accept(
     }
 }
 
-/// The diagnostics of one file for the comparison asked for.
+/// The diagnostics of one file for the comparison asked for, and how many the per-rule cap cut
+/// from the side they are reported on.
 fn diagnostics(
     target: &Target,
     blobs: &HashMap<String, Vec<u8>>,
     rules: &[Rule],
     settings: checks::Settings,
     comparison: Comparison,
-) -> Vec<Diagnostic> {
+) -> (Vec<Diagnostic>, usize) {
     let bytes = |id: &Option<String>| id.as_ref().and_then(|id| blobs.get(id)).map(Vec::as_slice);
     let (before, after) = (bytes(&target.before), bytes(&target.after));
     // Both sides are fingerprinted under the new path, so a rename does not look like new findings.
-    let side = |this: Option<&[u8]>, other: Option<&[u8]>, added: bool| -> Vec<Fingerprinted> {
-        this.map_or_else(Vec::new, |bytes| {
+    let side = |this: Option<&[u8]>, other: Option<&[u8]>, added: bool| -> Checked {
+        this.map_or_else(Checked::default, |bytes| {
             checks::check(
                 Subject {
                     path: &target.path,
@@ -402,19 +463,27 @@ fn diagnostics(
             )
         })
     };
-    let minus = |found: Vec<Fingerprinted>, other: &[Fingerprinted]| -> Vec<Fingerprinted> {
-        let seen: HashSet<&str> = other.iter().map(|f| f.fingerprint.as_str()).collect();
-        found
-            .into_iter()
-            .filter(|f| !seen.contains(f.fingerprint.as_str()))
-            .collect()
+    let minus = |found: Checked, other: &Checked| -> Checked {
+        let seen: HashSet<&str> = other
+            .findings
+            .iter()
+            .map(|f| f.fingerprint.as_str())
+            .collect();
+        Checked {
+            findings: found
+                .findings
+                .into_iter()
+                .filter(|f| !seen.contains(f.fingerprint.as_str()))
+                .collect(),
+            cut: found.cut,
+        }
     };
     let (found, path, introduced) = match comparison {
         Comparison::All => (side(after, before, target.added), &target.path, None),
         Comparison::Introduced => {
             let found = side(after, before, target.added);
-            let old = if found.is_empty() {
-                Vec::new()
+            let old = if found.findings.is_empty() {
+                Checked::default()
             } else {
                 side(before, after, false)
             };
@@ -422,15 +491,16 @@ fn diagnostics(
         }
         Comparison::Resolved => {
             let old = side(before, after, false);
-            let new = if old.is_empty() {
-                Vec::new()
+            let new = if old.findings.is_empty() {
+                Checked::default()
             } else {
                 side(after, before, target.added)
             };
             (minus(old, &new), &target.before_path, None)
         }
     };
-    found
+    let diagnostics = found
+        .findings
         .into_iter()
         .map(|f| Diagnostic {
             code: f.finding.rule.id(),
@@ -445,7 +515,8 @@ fn diagnostics(
             introduced,
             help: f.finding.rule.help(),
         })
-        .collect()
+        .collect();
+    (diagnostics, found.cut)
 }
 
 #[cfg(test)]

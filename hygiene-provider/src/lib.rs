@@ -2,6 +2,7 @@
 //! changeset, reading content only through the host's `workspace/readBlob` and `workspace/listTree`
 //! callbacks. It runs in its own process (`asp-bridge provider hygiene`) like any other provider.
 
+mod bounds;
 mod changed;
 mod checks;
 mod digest;

@@ -108,11 +108,7 @@ impl<'a> Text<'a> {
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        // The last line starting at or before the offset; a line ending belongs to its line.
-        let index = self
-            .lines
-            .partition_point(|line| line.start <= offset)
-            .saturating_sub(1);
+        let index = self.line_of(offset);
         match self.lines.get(index) {
             None => Position { line: 0, char: 0 },
             Some(line) if offset > line.content_end && line.ending != Ending::None => {
@@ -129,6 +125,14 @@ impl<'a> Text<'a> {
         }
     }
 
+    /// The line of byte `offset`: the last line starting at or before it (a line ending belongs to
+    /// its line).
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.lines
+            .partition_point(|line| line.start <= offset)
+            .saturating_sub(1)
+    }
+
     /// The range of bytes `start..end` of the text.
     pub(crate) fn range(&self, start: usize, end: usize) -> Range {
         Range {
@@ -141,6 +145,49 @@ impl<'a> Text<'a> {
     pub(crate) fn line_range(&self, index: usize) -> Range {
         let line = self.lines[index];
         self.range(line.start, line.content_end)
+    }
+}
+
+/// UTF-16 columns of byte offsets on one line, each counted on from the offset asked before it,
+/// so that offsets asked in increasing order cost one pass over the line in all.
+#[derive(Debug)]
+pub(crate) struct Columns<'a> {
+    line: u32,
+    content: &'a str,
+    /// The byte offset counted up to, and its column.
+    at: usize,
+    units: u32,
+}
+
+impl Columns<'_> {
+    /// The position of byte `offset` of the line's content (clamped to it, moved back to a
+    /// character boundary); an offset before the last one asked counts again from the start.
+    pub(crate) fn position(&mut self, offset: usize) -> Position {
+        let mut offset = offset.min(self.content.len());
+        while !self.content.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        if offset < self.at {
+            (self.at, self.units) = (0, 0);
+        }
+        self.units += utf16_len(&self.content[self.at..offset]);
+        self.at = offset;
+        Position {
+            line: self.line,
+            char: self.units,
+        }
+    }
+}
+
+impl<'a> Text<'a> {
+    /// Columns on line `index`'s content ([`Columns`]).
+    pub(crate) fn columns(&self, index: usize) -> Columns<'a> {
+        Columns {
+            line: index as u32,
+            content: self.content(index),
+            at: 0,
+            units: 0,
+        }
     }
 }
 
@@ -188,6 +235,16 @@ mod tests {
         assert_eq!(text.position(10), pos(1, 2));
         assert_eq!(text.position(99), pos(1, 2), "clamped to the end");
         assert_eq!(text.position(3), pos(0, 1), "inside a character: its start");
+    }
+
+    #[test]
+    fn columns_asked_in_any_order_are_the_positions_of_their_offsets() {
+        let text = Text::new("x\né😀ab😀\n");
+        let mut columns = text.columns(1);
+        for offset in [0, 2, 6, 7, 8, 2, 12, 99, 3] {
+            let expected = text.position(text.lines[1].start + offset.min(12));
+            assert_eq!(columns.position(offset), expected, "offset {offset}");
+        }
     }
 
     #[test]

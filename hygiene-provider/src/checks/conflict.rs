@@ -3,7 +3,7 @@
 //! opening or closing marker without its partner is a finding of its own line. A `=======` line
 //! outside a conflict (a heading underline) is not a marker.
 
-use super::Finding;
+use super::{Finding, Found};
 use crate::rules::Rule;
 use crate::text::{Range, Text};
 
@@ -33,9 +33,12 @@ fn marker(line: &str) -> Option<Marker> {
     }
 }
 
-pub(super) fn check(text: &Text<'_>, out: &mut Vec<Finding>) {
+pub(super) fn check(text: &Text<'_>, out: &mut Found) {
     let mut open: Option<usize> = None;
     for index in 0..text.lines.len() {
+        if out.full(Rule::MergeConflict) {
+            return;
+        }
         let content = text.content(index);
         match (marker(content), open) {
             (Some(Marker::Open), Some(start)) => {

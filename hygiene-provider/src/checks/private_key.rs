@@ -2,9 +2,9 @@
 //! `detect-private-key`). The range covers the marker text; a file that is not text gets a
 //! file-level finding.
 
-use super::Finding;
+use super::{Finding, Found};
 use crate::rules::Rule;
-use crate::text::Text;
+use crate::text::{Position, Range, Text};
 
 const MARKERS: [&str; 10] = [
     "BEGIN RSA PRIVATE KEY",
@@ -23,25 +23,42 @@ fn message(marker: &str) -> String {
     format!("private key in the repository (`{marker}`)")
 }
 
-pub(super) fn check(text: &Text<'_>, out: &mut Vec<Finding>) {
-    for (index, line) in text.lines.iter().enumerate() {
-        let content = text.content(index);
-        for marker in MARKERS {
-            for (at, _) in content.match_indices(marker) {
-                let start = line.start + at;
-                out.push(Finding::new(
-                    Rule::PrivateKey,
-                    Some(text.range(start, start + marker.len())),
-                    message(marker),
-                    marker,
-                ));
-            }
+pub(super) fn check(text: &Text<'_>, out: &mut Found) {
+    // Every marker of the text in order (one pass per marker, no marker spans a line), each
+    // column counted on from the one before it on its line: linear however many markers a line
+    // holds.
+    let mut found: Vec<(usize, &str)> = MARKERS
+        .iter()
+        .flat_map(|marker| text.text.match_indices(marker))
+        .collect();
+    found.sort_unstable();
+    let mut columns = None;
+    for (at, marker) in found {
+        if out.full(Rule::PrivateKey) {
+            return;
         }
+        let index = text.line_of(at);
+        let columns = match &mut columns {
+            Some((line, columns)) if *line == index => columns,
+            slot => &mut slot.insert((index, text.columns(index))).1,
+        };
+        let start = columns.position(at - text.lines[index].start);
+        // Markers are ASCII: one UTF-16 unit per byte.
+        let end = Position {
+            char: start.char + marker.len() as u32,
+            ..start
+        };
+        out.push(Finding::new(
+            Rule::PrivateKey,
+            Some(Range { start, end }),
+            message(marker),
+            marker,
+        ));
     }
 }
 
 /// For content that is not UTF-8 text: one file-level finding per marker present.
-pub(super) fn check_bytes(bytes: &[u8], out: &mut Vec<Finding>) {
+pub(super) fn check_bytes(bytes: &[u8], out: &mut Found) {
     for marker in MARKERS {
         if bytes
             .windows(marker.len())

@@ -5,11 +5,11 @@
 //! name (`tsconfig*.json`, `jsconfig*.json`, `.vscode/*.json`, `devcontainer.json`, `.eslintrc.json`),
 //! and a YAML file that does not parse but holds template syntax (`{{`, `{%`: Helm, Jinja).
 
-use super::Finding;
+use super::{Finding, Found};
 use crate::rules::Rule;
 use crate::text::{Range, Text};
 
-pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Vec<Finding>) {
+pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Found) {
     let name = path.rsplit('/').next().unwrap_or(path);
     let extension = name
         .rsplit_once('.')

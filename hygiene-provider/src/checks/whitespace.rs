@@ -2,7 +2,7 @@
 //! and `hygiene/mixed-line-endings`. Lines the change leaves alone are never reported, so a file
 //! that was already untidy does not drown a small change.
 
-use super::Finding;
+use super::{Finding, Found};
 use crate::rules::Rule;
 use crate::text::{Ending, Position, Range, Text, utf16_len};
 
@@ -11,7 +11,7 @@ pub(super) fn check(
     text: &Text<'_>,
     changed: &[bool],
     enabled: &[Rule],
-    out: &mut Vec<Finding>,
+    out: &mut Found,
 ) {
     if enabled.contains(&Rule::TrailingWhitespace) {
         trailing(path, text, changed, out);
@@ -24,7 +24,7 @@ pub(super) fn check(
     }
 }
 
-fn trailing(path: &str, text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding>) {
+fn trailing(path: &str, text: &Text<'_>, changed: &[bool], out: &mut Found) {
     // Two trailing spaces are a hard line break in Markdown.
     let markdown = [".md", ".markdown"]
         .iter()
@@ -39,6 +39,9 @@ fn trailing(path: &str, text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding
         if tail.is_empty() || (markdown && tail == "  " && !kept.is_empty()) {
             continue;
         }
+        if out.full(Rule::TrailingWhitespace) {
+            return;
+        }
         let start = line.start + kept.len();
         out.push(Finding::new(
             Rule::TrailingWhitespace,
@@ -49,7 +52,7 @@ fn trailing(path: &str, text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding
     }
 }
 
-fn final_newline(text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding>) {
+fn final_newline(text: &Text<'_>, changed: &[bool], out: &mut Found) {
     let Some(last) = text.lines.len().checked_sub(1) else {
         return;
     };
@@ -64,7 +67,7 @@ fn final_newline(text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding>) {
     }
 }
 
-fn mixed_endings(text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding>) {
+fn mixed_endings(text: &Text<'_>, changed: &[bool], out: &mut Found) {
     let mut counts = [(Ending::Lf, 0usize), (Ending::CrLf, 0), (Ending::Cr, 0)];
     for line in &text.lines {
         if let Some(entry) = counts.iter_mut().find(|(e, _)| *e == line.ending) {
@@ -83,6 +86,9 @@ fn mixed_endings(text: &Text<'_>, changed: &[bool], out: &mut Vec<Finding>) {
     for (index, line) in text.lines.iter().enumerate() {
         if !changed[index] || line.ending == usual || line.ending == Ending::None {
             continue;
+        }
+        if out.full(Rule::MixedLineEndings) {
+            return;
         }
         let content_end = Position {
             line: index as u32,

@@ -379,3 +379,114 @@ async fn files_are_read_in_large_batches_and_a_refused_blob_costs_a_few_halvings
     // Halving 64 down to the one refused blob: 1 + 2 per level, 6 levels.
     assert_eq!(asked.len(), 13, "{asked:?}");
 }
+
+#[tokio::test]
+async fn a_private_key_behind_ten_thousand_notes_is_kept_and_the_answer_is_not_complete() {
+    let mut memory = Memory::default();
+    // `a.txt` sorts first: its notes alone fill the cap before the key is checked.
+    let notes = memory.add(" \n".repeat(MAX_DIAGNOSTICS + 1).as_bytes());
+    let key = memory.add(b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n");
+    let assessment = run(
+        &memory,
+        params(
+            json!([
+                {"path": "a.txt", "kind": "create", "after": notes},
+                {"path": "z/id_ed25519", "kind": "create", "after": key}
+            ]),
+            "all",
+        ),
+    )
+    .await;
+    let found = codes(&assessment);
+    assert_eq!(found.len(), MAX_DIAGNOSTICS);
+    assert!(
+        found
+            .iter()
+            .any(|(code, path, _)| code == "hygiene/private-key" && path == "z/id_ed25519"),
+        "the error is kept, a note is left out"
+    );
+    assert_eq!(assessment["status"], "incomplete");
+    assert_eq!(assessment["coverage"]["truncated"], true);
+    assert_eq!(assessment["coverage"]["exhaustive"], false);
+    let degraded = assessment["coverage"]["degraded"].to_string();
+    assert!(
+        degraded.contains("2 more findings were left out"),
+        "{degraded}"
+    );
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_file_of_a_million_markers_costs_what_the_cap_keeps() {
+    let mut memory = Memory::default();
+    let markers = memory.add(">>>>>>>\n".repeat(1 << 20).as_bytes());
+    let started = Instant::now();
+    let assessment = run(
+        &memory,
+        params(
+            json!([{"path": "a.txt", "kind": "create", "after": markers}]),
+            "all",
+        ),
+    )
+    .await;
+    assert_eq!(codes(&assessment).len(), MAX_DIAGNOSTICS);
+    assert_eq!(assessment["coverage"]["truncated"], true);
+    // Far below the deadline of `run` (30 s); building every finding first took minutes.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
+    let mut blobs = HashMap::new();
+    let mut targets = Vec::new();
+    for i in 0..4 {
+        let bytes = format!("{i}\n<<<<<<< HEAD\n").into_bytes();
+        let id = bridge_core::changeset::blob_id(&bytes);
+        blobs.insert(id.clone(), bytes);
+        targets.push(Target {
+            path: format!("f{i}.txt"),
+            before_path: format!("f{i}.txt"),
+            before: None,
+            after: Some(id),
+            added: true,
+        });
+    }
+    let run = |stop: &Stop, deadline: Instant| {
+        let mut kept = Kept::default();
+        let checks = Checks {
+            rules: &Rule::ALL,
+            settings: checks::Settings {
+                max_added_file_bytes: 1 << 20,
+            },
+            comparison: Comparison::All,
+            stop,
+            deadline,
+        };
+        let unchecked = checks.run(&targets, &blobs, &mut kept);
+        (unchecked, kept.into_diagnostics().len())
+    };
+    let later = Instant::now() + Duration::from_secs(60);
+    let live = Cancel::on_drop();
+    assert_eq!(
+        run(&live.signal(), later),
+        (0, 4),
+        "each file has its marker"
+    );
+    let gone = Cancel::on_drop();
+    let stop = gone.signal();
+    drop(gone);
+    assert_eq!(
+        run(&stop, later),
+        (4, 0),
+        "dropped: nothing more is checked"
+    );
+    assert_eq!(
+        run(&live.signal(), Instant::now()),
+        (4, 0),
+        "past the deadline"
+    );
+}
