@@ -69,7 +69,7 @@ pub(crate) fn accept(answer: Value, expected: &Expected<'_>) -> Result<Accepted,
         });
     }
     let valid = &answer["validAsOf"];
-    if &valid["baseline"] != expected.baseline {
+    if !same_snapshot(&valid["baseline"], expected.baseline) {
         return Err(stale(
             "its validAsOf.baseline is not the baseline the host sent",
         ));
@@ -91,6 +91,13 @@ pub(crate) fn accept(answer: Value, expected: &Expected<'_>) -> Result<Accepted,
         status: answer["status"].as_str().unwrap_or_default().to_owned(),
         assessment: answer,
     })
+}
+
+/// Whether two snapshot references name the same snapshot: by what identifies one (`rev`, and the
+/// `dirty` overlay digest), not by when it was stamped (`stampedAt` is the issuer's clock: a client
+/// may send its own or none, and a provider echoes the changeset it was given).
+pub(crate) fn same_snapshot(a: &Value, b: &Value) -> bool {
+    a["rev"].is_string() && a["rev"] == b["rev"] && a["dirty"] == b["dirty"]
 }
 
 fn stale(detail: &str) -> Rejection {
@@ -130,6 +137,35 @@ pub(crate) fn host_owned_field(value: &Value, at: &str) -> Option<String> {
         path.iter()
             .fold(at.to_owned(), |out, segment| format!("{out}/{segment}")),
     )
+}
+
+/// What an assessment's own coverage says was not covered (`truncated`, `degraded`, `unsupported`,
+/// not `exhaustive`), in words; `None` when its coverage is whole.
+pub(crate) fn coverage_gap(assessment: &Value) -> Option<String> {
+    let coverage = &assessment["coverage"];
+    let listed = |key: &str| coverage[key].as_array().map_or(0, Vec::len);
+    let plural = |n: usize| if n == 1 { "entry" } else { "entries" };
+    if coverage["truncated"] == true {
+        Some("its coverage says its findings were cut short (truncated)".into())
+    } else if listed("degraded") > 0 {
+        let n = listed("degraded");
+        Some(format!("its coverage lists {n} degraded {}", plural(n)))
+    } else if listed("unsupported") > 0 {
+        let n = listed("unsupported");
+        Some(format!("its coverage lists {n} unsupported {}", plural(n)))
+    } else if coverage["exhaustive"] == false {
+        Some("its coverage says it is not exhaustive".into())
+    } else {
+        None
+    }
+}
+
+/// The first `coverage.degraded` entry of an assessment as one line (the provider's own word on
+/// what it did not cover: untrusted, filtered and capped).
+pub(crate) fn first_degraded(assessment: &Value) -> Option<String> {
+    let first = &assessment["coverage"]["degraded"][0];
+    let detail = first["detail"].as_str().or(first["reason"].as_str())?;
+    Some(bridge_core::text::one_line(detail, 300).into_owned())
 }
 
 /// The degradation reason of a non-complete status.
@@ -236,6 +272,46 @@ mod tests {
             let mut stale = assessment("complete");
             *stale.pointer_mut(pointer).unwrap() = value;
             assert_eq!(expect(&stale).unwrap_err().reason, "stale", "{pointer}");
+        }
+    }
+
+    #[test]
+    fn a_baseline_is_the_same_snapshot_whatever_its_stamp() {
+        for echoed in [
+            json!({"rev": "git:tree:1", "stampedAt": "2026-01-01T00:00:00.000Z"}),
+            json!({"rev": "git:tree:1", "stampedAt": "2030-12-31T23:59:59.000Z"}),
+            json!({"rev": "git:tree:1"}),
+        ] {
+            let mut answer = assessment("complete");
+            answer["validAsOf"]["baseline"] = echoed.clone();
+            assert!(expect(&answer).is_ok(), "{echoed}");
+        }
+        let mut dirty = assessment("complete");
+        dirty["validAsOf"]["baseline"] = json!({"rev": "git:tree:1", "dirty": "sha256:d"});
+        assert_eq!(expect(&dirty).unwrap_err().reason, "stale");
+    }
+
+    #[test]
+    fn a_complete_answer_whose_coverage_is_not_whole_has_a_gap() {
+        assert_eq!(coverage_gap(&assessment("complete")), None);
+        for (pointer, value, gap) in [
+            ("/coverage/truncated", json!(true), "truncated"),
+            ("/coverage/exhaustive", json!(false), "not exhaustive"),
+            (
+                "/coverage/degraded",
+                json!([{"source": "fake", "reason": "incomplete"}]),
+                "1 degraded entry",
+            ),
+            (
+                "/coverage/unsupported",
+                json!([{"source": "fake", "reason": "unsupported"}, {"source": "fake", "reason": "unsupported"}]),
+                "2 unsupported entries",
+            ),
+        ] {
+            let mut answer = assessment("complete");
+            *answer.pointer_mut(pointer).unwrap() = value;
+            let found = coverage_gap(&answer).unwrap_or_default();
+            assert!(found.contains(gap), "{pointer}: {found}");
         }
     }
 }

@@ -15,8 +15,10 @@ use crate::assessment;
 use crate::config::CallSite;
 use crate::receipt::{self, Degradation, HOST_NAME, ReceiptInput};
 
-/// Cap on the findings of one decision; past it the rest are counted in a degradation.
-const MAX_FINDINGS: usize = 10_000;
+/// Cap on the findings of one decision; past it the most severe are kept and the rest counted in a
+/// degradation. Above the hygiene provider's own cap (10,000), so that a provider's cut and the
+/// host's are told apart.
+pub(crate) const MAX_FINDINGS: usize = 20_000;
 
 /// One coverage entry: a requirement (or a provider the configuration enrolled) and its outcome.
 #[derive(Clone, Debug)]
@@ -76,12 +78,12 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
     }
     let mut required = Vec::new();
     let mut ran = Vec::new();
-    let mut findings = Vec::new();
     let mut blocking: BTreeSet<String> = BTreeSet::new();
     let mut blobs: BTreeSet<String> = BTreeSet::new();
     let mut authority = Vec::new();
     let mut provenance = Vec::new();
-    let mut dropped = 0usize;
+    // The diagnostics of every item, borrowed; only those kept are copied into findings.
+    let mut candidates: Vec<(&Item, &Value, bool)> = Vec::new();
     for item in items {
         if item.required && !required.contains(&item.requirement) {
             required.push(item.requirement.clone());
@@ -122,18 +124,21 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
             if gating {
                 blocking.insert(item.requirement.clone());
             }
-            if findings.len() < MAX_FINDINGS {
-                findings.push(finding(item, diagnostic, gating));
-            } else {
-                dropped += 1;
-            }
+            candidates.push((item, diagnostic, gating));
         }
     }
+    let dropped = keep_most_severe(&mut candidates, MAX_FINDINGS);
+    let findings: Vec<Value> = candidates
+        .into_iter()
+        .map(|(item, diagnostic, gating)| finding(item, diagnostic, gating))
+        .collect();
     if dropped > 0 {
         degraded.push(Degradation::new(
             HOST_NAME,
             "incomplete",
-            format!("{dropped} more findings were left out of this decision"),
+            format!(
+                "{dropped} more findings were left out of this decision (at most {MAX_FINDINGS} are kept, the most severe first)"
+            ),
         ));
     }
     let required_degraded = degraded.iter().any(|d| d.reason != "optional-degraded");
@@ -204,6 +209,32 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
     ])
 }
 
+/// Cuts `candidates` to `cap`, keeping the most severe (errors, then warnings, then the rest) in
+/// their order; returns how many were left out.
+fn keep_most_severe(candidates: &mut Vec<(&Item, &Value, bool)>, cap: usize) -> usize {
+    let total = candidates.len();
+    if total <= cap {
+        return 0;
+    }
+    let rank = |diagnostic: &Value| match diagnostic["severity"].as_str() {
+        Some("error") => 0,
+        Some("warning") => 1,
+        _ => 2,
+    };
+    let mut order: Vec<usize> = (0..total).collect();
+    order.sort_by_key(|&i| rank(candidates[i].1));
+    let mut kept = vec![false; total];
+    for &i in &order[..cap] {
+        kept[i] = true;
+    }
+    let mut index = 0;
+    candidates.retain(|_| {
+        index += 1;
+        kept[index - 1]
+    });
+    total - cap
+}
+
 /// A JSON object of owned values.
 fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
     Value::Object(
@@ -268,16 +299,33 @@ fn finding(item: &Item, diagnostic: &Value, gating: bool) -> Value {
     ])
 }
 
-/// An `Item` outcome for a checked answer: complete runs, any other status degrades.
+/// An `Item` outcome for a checked answer: a complete run whose own coverage is whole. Any other
+/// status degrades, and so does `complete` with coverage that says it is truncated, degraded,
+/// unsupported or not exhaustive: a provider's `complete` never hides what it left out.
 pub(crate) fn outcome_of(accepted: assessment::Accepted) -> Outcome {
-    match assessment::status_reason(&accepted.status) {
-        None => Outcome::Ran(accepted.assessment),
-        Some(reason) => Outcome::Degraded {
+    let short = match assessment::status_reason(&accepted.status) {
+        Some(reason) => Some((
             reason,
-            detail: format!(
-                "the provider returned an assessment with status {}",
-                accepted.status
+            format!(
+                "the provider returned an assessment with status {}{}",
+                accepted.status,
+                assessment::first_degraded(&accepted.assessment)
+                    .map(|why| format!(": {why}"))
+                    .unwrap_or_default()
             ),
+        )),
+        None => assessment::coverage_gap(&accepted.assessment).map(|gap| {
+            (
+                "incomplete",
+                format!("the provider answered complete, but {gap}"),
+            )
+        }),
+    };
+    match short {
+        None => Outcome::Ran(accepted.assessment),
+        Some((reason, detail)) => Outcome::Degraded {
+            reason,
+            detail,
             state: Some("active"),
             assessment: Some(accepted.assessment),
         },

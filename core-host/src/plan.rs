@@ -12,6 +12,8 @@ use crate::provider::{Failure, Identity, Slot};
 
 /// The authority requirement of a provider enrolled by the trusted configuration.
 pub(crate) const TRUSTED_CONFIG: &str = "trusted-config";
+/// The coverage entry of a call site that no enrolled provider can check.
+pub(crate) const NO_PROVIDER: &str = "check-provider";
 
 /// One coverage entry of a call site.
 #[derive(Clone, Debug)]
@@ -110,6 +112,26 @@ pub(crate) fn plan(slots: &[Arc<Slot>], policy: &Policy, call_site: CallSite) ->
             },
             pinned: Vec::new(),
             failure: None,
+        });
+    }
+    if entries.is_empty() {
+        // Nothing enrolled can check this call site: its decision has no coverage to stand on, so
+        // it is never an `allow` of nothing.
+        entries.push(Entry {
+            requirement: NO_PROVIDER.to_owned(),
+            slot: None,
+            source: NO_PROVIDER.to_owned(),
+            required: true,
+            authority_requirement: "none (no provider)".to_owned(),
+            pinned: Vec::new(),
+            failure: Some(Failure::new(
+                "missing-required-provider",
+                "unavailable",
+                format!(
+                    "no check provider is enrolled for the {} call site: the built-in hygiene provider is turned off and the trusted configuration enrolls no [[provider]]",
+                    call_site.as_str()
+                ),
+            )),
         });
     }
     entries

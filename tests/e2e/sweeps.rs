@@ -329,3 +329,45 @@ fn an_agent_asks_for_the_changes_of_a_branch_with_base() {
     assert_eq!(code, Some(0));
     sweep.scratch.assert_no_orphans();
 }
+
+#[test]
+fn a_base_with_no_commits_of_its_own_is_decided_not_blamed_on_a_stale_provider() {
+    let sweep = Sweep::new();
+    std::fs::write(sweep.repo.join("src/main.rs"), "fn main() {}\n").unwrap();
+    // `HEAD` itself, and a branch at `HEAD` with nothing of its own: the merge base is the
+    // host's own baseline.
+    sweep.scratch.git(&["branch", "here"]);
+    for base in ["HEAD", "here"] {
+        let (run, log) = sweep.sarif("head.sarif", &["--base", base]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let properties = &log["runs"][0]["properties"];
+        assert_eq!(properties["decision"], "allow", "--base {base}: {log:#}");
+        assert!(!log.to_string().contains("\"stale\""), "{log:#}");
+    }
+    sweep.scratch.assert_no_orphans();
+}
+
+#[test]
+fn a_private_key_behind_ten_thousand_notes_is_reported_and_never_allowed() {
+    let sweep = Sweep::new();
+    // The notes sort before the key and pass the provider's cap of 10,000 on their own.
+    std::fs::write(sweep.repo.join("a-notes.txt"), "x \n".repeat(10_001)).unwrap();
+    std::fs::write(sweep.repo.join("z-key.pem"), KEY).unwrap();
+    sweep.scratch.git(&["add", "."]);
+    sweep
+        .scratch
+        .git(&["commit", "-q", "-m", "notes and a key"]);
+    for extra in [&["--base", "main"][..], &["--all-files"][..]] {
+        let (run, log) = sweep.sarif("notes.sarif", extra);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let run0 = &log["runs"][0];
+        assert_eq!(run0["properties"]["decision"], "indeterminate", "{extra:?}");
+        assert!(
+            errors(&log).contains(&("hygiene/private-key".into(), "z-key.pem".into(), 1)),
+            "{extra:?}: the key is reported"
+        );
+        let said = run0["invocations"][0]["toolExecutionNotifications"].to_string();
+        assert!(said.contains("left out"), "{extra:?}: {said}");
+    }
+    sweep.scratch.assert_no_orphans();
+}

@@ -3,6 +3,7 @@
 //! conformance requirement they check (`asp-spec/docs/conformance/requirements.md`).
 
 mod conformance;
+mod decisions;
 mod faults;
 mod lifecycle;
 mod opcore;

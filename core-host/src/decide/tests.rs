@@ -144,3 +144,80 @@ fn a_gate_is_indeterminate_with_insufficient_assurance_even_when_clean() {
         "insufficient-assurance"
     );
 }
+
+/// An accepted `complete` answer whose coverage is `coverage`, with one diagnostic of `severity`.
+fn complete_with(coverage: Value, severity: &str) -> Outcome {
+    let mut answer = assessment(severity);
+    answer["coverage"] = coverage;
+    outcome_of(assessment::Accepted {
+        status: "complete".into(),
+        assessment: answer,
+    })
+}
+
+#[test]
+fn required_coverage_that_says_it_was_truncated_is_incomplete_never_allow() {
+    let whole = json!({"degraded": [], "unsupported": [], "exhaustive": true, "truncated": false});
+    let verdict = run(
+        CallSite::Sweep,
+        &[item(true, complete_with(whole.clone(), "info"))],
+    );
+    assert_eq!(verdict["decision"], "allow");
+    for (key, value) in [
+        ("truncated", json!(true)),
+        ("exhaustive", json!(false)),
+        (
+            "degraded",
+            json!([{"source": "fake", "reason": "incomplete"}]),
+        ),
+        (
+            "unsupported",
+            json!([{"source": "fake", "reason": "unsupported"}]),
+        ),
+    ] {
+        let mut coverage = whole.clone();
+        coverage[key] = value;
+        let verdict = run(
+            CallSite::Sweep,
+            &[item(true, complete_with(coverage, "info"))],
+        );
+        assert_eq!(verdict["decision"], "indeterminate", "{key}");
+        assert_eq!(reasons(&verdict), ["incomplete"], "{key}");
+        assert_eq!(verdict["coverage"]["exhaustive"], false, "{key}");
+        assert_eq!(verdict["coverage"]["ran"], json!([]), "{key}");
+        assert_eq!(
+            verdict["findings"].as_array().unwrap().len(),
+            1,
+            "its findings stay visible"
+        );
+    }
+}
+
+#[test]
+fn past_the_host_cap_the_most_severe_findings_are_kept_and_the_rest_counted() {
+    let mut answer = assessment("info");
+    let note = answer["diagnostics"][0].clone();
+    let mut key = note.clone();
+    key["severity"] = json!("error");
+    key["code"] = json!("fake/key");
+    let mut diagnostics = vec![note; MAX_FINDINGS];
+    diagnostics.push(key);
+    answer["diagnostics"] = Value::from(diagnostics);
+    let verdict = run(CallSite::Sweep, &[item(true, Outcome::Ran(answer))]);
+    let findings = verdict["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), MAX_FINDINGS);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["diagnostic"]["code"] == "fake/key"),
+        "the error is kept, a note is left out"
+    );
+    assert_eq!(verdict["decision"], "indeterminate");
+    let degraded = &verdict["coverage"]["degraded"];
+    assert!(
+        degraded
+            .to_string()
+            .contains("1 more findings were left out"),
+        "{degraded}"
+    );
+}
