@@ -5,6 +5,7 @@
 mod conformance;
 mod decisions;
 mod faults;
+mod floods;
 mod lifecycle;
 mod opcore;
 mod support;
