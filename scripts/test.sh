@@ -2,11 +2,13 @@
 # The project's test command (README, .ci/run): installs what the tests need on a fresh Debian
 # machine, then runs rustfmt, clippy and every test of the workspace.
 #
-# Installs: Debian `neovim`, `git`, `curl` and `xz-utils` when missing, Node.js 20+ when missing (the
-# opcore provider tests; official tarball into .tools/node), a Python venv with the official
+# Installs: Debian `neovim`, `git` and `xz-utils` when missing, Node.js 22 when no Node.js 20+ is on
+# PATH (the opcore provider tests; the npm registry's node-linux-<arch>@22 into .tools/), a Python venv with the official
 # MCP client (`mcp`), and the npm packages `@microsoft/sarif-multitool` and
 # `@modelcontextprotocol/inspector` into .tools/ (ignored by git). Tests find them through the
-# ASP_BRIDGE_* variables exported below; under CI=true a test whose tool is missing fails.
+# ASP_BRIDGE_* variables exported below. A test whose tool is missing skips and is recorded; the run
+# ends with a summary naming every skipped test and why. With ASP_BRIDGE_REQUIRE_TOOLS=1 (which
+# .ci/run sets) a missing tool fails its test instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -15,9 +17,9 @@ mkdir -p "$tools"
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
-# curl and xz fetch and unpack Node.js below when it is needed (and xz the opcore bundle in the tests).
+# xz unpacks the opcore bundle in the tests.
 missing=""
-for pair in nvim:neovim git:git curl:curl xz:xz-utils; do
+for pair in nvim:neovim git:git xz:xz-utils; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 if [ -n "$missing" ]; then
@@ -30,30 +32,30 @@ if [ -n "$missing" ]; then
 fi
 
 # Node.js 20 or later runs the opcore provider bundle (tests find it through ASP_BRIDGE_NODE) and the npm
-# tools below. Debian 12's nodejs is 18, so when the one on PATH is missing or older, the official
-# linux tarball of the latest 20.x goes into .tools/node (checked against nodejs.org's SHASUMS256.txt).
+# tools below. Debian 12's nodejs is 18, so when the one on PATH is missing or older, Node.js 22 comes
+# from the npm registry's `node-linux-<arch>@22` package (the binary the `node@22` package installs) into
+# .tools/node22, installed with Debian's npm.
 node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 node_bin=$(command -v node || true)
 if [ -z "$node_bin" ] || [ "$(node_major "$node_bin")" -lt 20 ]; then
-  node_bin=$tools/node/bin/node
-  if [ ! -x "$node_bin" ] || [ "$(node_major "$node_bin")" -lt 20 ]; then
-    step "Node.js 20 (official tarball into .tools/node)"
-    case "$(uname -m)" in
-      x86_64) arch=x64 ;;
-      aarch64 | arm64) arch=arm64 ;;
-      *) echo "no Node.js tarball for $(uname -m): install Node.js 20 or later" >&2; exit 1 ;;
-    esac
-    dist=https://nodejs.org/dist/latest-v20.x
-    sums=$(curl -fsSL "$dist/SHASUMS256.txt")
-    tarball=$(printf '%s\n' "$sums" | awk -v a="linux-$arch.tar.xz" '$2 ~ a"$" {print $2; exit}')
-    [ -n "$tarball" ] || { echo "no linux-$arch tarball listed in $dist/SHASUMS256.txt" >&2; exit 1; }
-    curl -fsSL -o "$tools/$tarball" "$dist/$tarball"
-    (cd "$tools" && printf '%s\n' "$sums" | grep " $tarball\$" | sha256sum -c --quiet -)
-    rm -rf "$tools/node" && mkdir -p "$tools/node"
-    tar -xJf "$tools/$tarball" -C "$tools/node" --strip-components=1
-    rm -f "$tools/$tarball"
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) echo "no Node.js package for $(uname -m): install Node.js 20 or later" >&2; exit 1 ;;
+  esac
+  node_bin=$tools/node22/node_modules/node-linux-$arch/bin/node
+  if [ ! -x "$node_bin" ]; then
+    step "Node.js 22 (npm package node-linux-$arch@22 into .tools/node22)"
+    if ! command -v npm >/dev/null 2>&1; then
+      sudo=""
+      [ "$(id -u)" -eq 0 ] || sudo=sudo
+      $sudo apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+    fi
+    NPM_CONFIG_UPDATE_NOTIFIER=false npm install --prefix "$tools/node22" --no-audit --no-fund \
+      --no-package-lock --loglevel=error "node-linux-$arch@22"
   fi
-  export PATH=$tools/node/bin:$PATH
+  export PATH=$(dirname "$node_bin"):$PATH
 fi
 
 if ! "$tools/venv/bin/python" -c 'import mcp' >/dev/null 2>&1; then
@@ -73,6 +75,22 @@ if [ ! -e "$multitool" ] || [ ! -e "$inspector" ] || ! cmp -s scripts/tools/pack
 fi
 # npm 11 does not run install scripts by default; the Multitool's only makes its binary executable.
 chmod u+x "$multitool"
+
+# Every skip is recorded here; the summary at the end lists them, whatever the outcome.
+skips=$tools/skipped.tsv
+: >"$skips"
+export ASP_BRIDGE_SKIP_LOG=$skips
+summary() {
+  status=$?
+  if [ -s "$skips" ]; then
+    printf '\n== skipped tests (%s): install what each names, or run with ASP_BRIDGE_REQUIRE_TOOLS=1 to make them fail\n' "$(wc -l <"$skips" | tr -d ' ')" >&2
+    sort -u "$skips" | awk -F '\t' '{printf "  %s: %s\n", $1, $2}' >&2
+  else
+    printf '\n== skipped tests: none\n' >&2
+  fi
+  exit "$status"
+}
+trap summary EXIT
 
 export ASP_BRIDGE_NODE=$node_bin
 export ASP_BRIDGE_PYTHON=$tools/venv/bin/python

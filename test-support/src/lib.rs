@@ -1,7 +1,7 @@
 //! What the workspace's tests share, so that no crate keeps its own copy: temporary git repositories
 //! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
 //! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]) and schemas
-//! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly ([`external_tool`]), the
+//! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly and are recorded ([`external_tool`], [`skip`]), the
 //! opcore bundle and its TypeScript repository ([`opcore`]), and the path of the scriptable fake host
 //! ([`fake_host_bin`], built from `tests/fake_host/`).
 //!
@@ -14,6 +14,7 @@ pub mod ndjson;
 pub mod opcore;
 pub mod process;
 pub mod schema;
+pub mod skip;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -112,18 +113,15 @@ fn build(package: &str, name: &str, path: &Path) {
     );
 }
 
-/// The path that the environment variable `var` names, or `None` with a loud skip note; under `CI`
-/// a missing tool fails the test instead.
+/// The path that the environment variable `var` names, or `None` after a recorded skip
+/// ([`skip::skip`]; a failure instead where every tool is required).
 pub fn external_tool(var: &str, what: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(value) if !value.is_empty() => Some(value),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("{var} is not set: CI must provide {what} (scripts/test.sh installs it)")
-        }
         _ => {
-            eprintln!(
-                "SKIPPED: {var} is not set; install {what} (scripts/test.sh) to run this test"
-            );
+            skip::skip(&format!(
+                "{var} is not set; install {what} (scripts/test.sh does) to run it"
+            ));
             None
         }
     }

@@ -1,7 +1,7 @@
 //! End-to-end tests of `asp-bridge mcp`: the real binary against the fake host, driven by a bare
 //! NDJSON MCP client (both eras), by the official Python MCP SDK (`ASP_BRIDGE_PYTHON`), and by the
 //! MCP inspector CLI (`ASP_BRIDGE_MCP_INSPECTOR`). A missing client tool skips its test loudly, and
-//! fails it under `CI`.
+//! fails it where `ASP_BRIDGE_REQUIRE_TOOLS` is set.
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! that file (a valid log, for the OASIS schema and Microsoft's SARIF Multitool), `asp_diagnostics`
 //! returns them to the Python MCP SDK client, and headless Neovim shows them on the file after it is
 //! saved. Needs Node.js 20+ and the bundle in `shared/providers/`, and the client tools of
-//! `scripts/test.sh`; each missing piece skips its test loudly, and fails it under `CI`.
+//! `scripts/test.sh`; each missing piece skips its test loudly, and fails it where `ASP_BRIDGE_REQUIRE_TOOLS` is set.
 
 use std::collections::BTreeSet;
 use std::path::Path;
