@@ -262,3 +262,84 @@ pub(crate) fn find_nvim() -> Option<std::path::PathBuf> {
             .find(|candidate| candidate.is_file())
     })
 }
+
+/// The README's `init.lua` for Neovim 0.7, as it stands there (the `lua` block after the line
+/// that introduces it).
+fn readme_neovim_0_7_snippet() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("the README");
+    let after = readme
+        .split_once("Neovim 0.7 (what Debian 12 installs)")
+        .expect("the README introduces a Neovim 0.7 snippet")
+        .1;
+    let block = after.split_once("```lua\n").expect("a lua block").1;
+    block
+        .split_once("```")
+        .expect("a closed lua block")
+        .0
+        .to_owned()
+}
+
+/// Headless Neovim with the README's 0.7 `init.lua` verbatim (`asp-bridge` found on `PATH`, the
+/// embedded host, nothing else installed) opens a broken YAML file and shows the hygiene finding.
+#[test]
+fn the_readmes_neovim_0_7_init_lua_shows_a_yaml_finding() {
+    let Some(nvim) = find_nvim() else {
+        test_support::skip::skip(
+            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
+        );
+        return;
+    };
+    let scratch = Scratch::git_repo();
+    let root = scratch.path();
+    std::fs::create_dir_all(root.join("config")).unwrap();
+    std::fs::write(root.join("config/app.yaml"), "name: demo\n").unwrap();
+    scratch.git(&["add", "."]);
+    scratch.git(&["commit", "-q", "-m", "config"]);
+    std::fs::write(root.join("config/app.yaml"), "name: demo\nlist: [1, 2\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let init = home.path().join("init.lua");
+    std::fs::write(&init, readme_neovim_0_7_snippet()).unwrap();
+    let driver =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/lsp/wait_for_diagnostics.lua");
+    let bin_dir = Path::new(bridge_bin()).parent().unwrap();
+    let child = Command::new(&nvim)
+        .args(["--headless", "-n", "-i", "NONE", "-u"])
+        .arg(&init)
+        .arg("-c")
+        .arg(format!("luafile {}", driver.display()))
+        .arg("config/app.yaml")
+        .current_dir(root)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path())
+        .env("XDG_STATE_HOME", home.path())
+        .env("XDG_DATA_HOME", home.path())
+        .env_remove("ASP_BRIDGE_HOST_COMMAND")
+        .env_remove("ASP_BRIDGE_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn nvim");
+    let output = wait_output(child, LIMIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains("CLIENTS 1"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    let yaml: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("DIAG ") && l.contains("hygiene/yaml-syntax"))
+        .collect();
+    assert_eq!(yaml.len(), 1, "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    scratch.assert_no_orphans();
+}
