@@ -41,8 +41,15 @@ printf '{\n  "name": "demo",\n  "version": 2,\n}\n' > "$repo/app.json"
 printf 'pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n' > "$repo/lib.rs"
 
 cd "$root"
-cargo build --quiet "${build[@]}" --bin asp-bridge
 bridge=$root/target/$([ "${#build[@]}" -eq 0 ] && echo debug || echo release)/asp-bridge
+# The first release build takes several minutes (about 10 on 2 cores): say so, and let cargo show
+# its progress; a later run only checks that the binary is up to date.
+if [ -x "$bridge" ]; then
+  echo "== cargo build ${build[*]} --bin asp-bridge (checking that $bridge is up to date)" >&2
+else
+  echo "== cargo build ${build[*]} --bin asp-bridge: the first build compiles every dependency and takes several minutes (about 10 on 2 cores); cargo shows its progress below" >&2
+fi
+cargo build "${build[@]}" --bin asp-bridge
 echo "== asp-bridge status --repo $repo" >&2
 "$bridge" status --repo "$repo"
 echo "== asp-bridge sarif --repo $repo --output $repo.sarif" >&2
