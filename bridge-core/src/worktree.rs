@@ -49,6 +49,9 @@ pub struct Evaluate {
     /// Most files in one `host/evaluateChangeset`; a larger changeset is sent in batches whose
     /// decisions are merged into one (see [`merge`]). At least 1.
     pub batch_files: usize,
+    /// Repo-relative paths kept out of the changeset: what the caller writes itself (the SARIF log
+    /// `sarif --output` puts inside the workspace), which is no change of the user's.
+    pub leave_out: Vec<String>,
 }
 
 /// Files per request of a sweep unless [`Evaluate::batch_files`] says otherwise.
@@ -128,6 +131,7 @@ impl Evaluate {
             base: Base::default(),
             baseline: None,
             batch_files: BATCH_FILES,
+            leave_out: Vec::new(),
         }
     }
 
@@ -179,7 +183,13 @@ impl Worktree {
             }
             _ => (request.baseline.clone().unwrap_or(Value::Null), None),
         };
-        let built = self.changeset(&baseline, &request.scope).await?;
+        let mut built = self.changeset(&baseline, &request.scope).await?;
+        if !request.leave_out.is_empty() {
+            built
+                .changeset
+                .changes
+                .retain(|change| !request.leave_out.contains(&change.path));
+        }
         let batches = built
             .changeset
             .changes

@@ -306,3 +306,47 @@ fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) -> Value {
         .cloned()
         .unwrap()
 }
+
+#[test]
+fn an_output_folder_that_does_not_exist_is_an_input_error_before_any_evaluation() {
+    let scratch = repository();
+    let (outside, home) = outside_with_home();
+    let log = outside.path().join("no/such/folder/asp.sarif");
+    // A host that cannot start: had the evaluation come first, this would be a health error.
+    let args = [
+        "sarif",
+        "--repo",
+        scratch.path().to_str().unwrap(),
+        "--output",
+        log.to_str().unwrap(),
+        "--host-command",
+        "/nonexistent/asp-host serve",
+    ];
+    let run = run(scratch.path(), &home, &args);
+    crate::support::assert_failed(&run, 6, "input", "does not exist");
+    assert!(run.stderr.contains("no/such/folder"), "{}", run.stderr);
+}
+
+#[test]
+fn a_log_written_inside_the_workspace_is_not_part_of_the_next_runs_changeset() {
+    let scratch = repository();
+    let (_outside, home) = outside_with_home();
+    let log = scratch.path().join("asp-bridge.sarif");
+    let first = sarif_log(scratch.path(), &home, &log);
+    // The first log quotes the private key's marker in its messages; evaluated, it would be a
+    // private key of its own.
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("PRIVATE KEY")
+    );
+    let second = sarif_log(scratch.path(), &home, &log);
+    assert_eq!(results(&second), results(&first));
+    assert!(
+        !results(&second)
+            .iter()
+            .any(|(_, uri, _)| uri.contains("asp-bridge.sarif")),
+        "{second:#}"
+    );
+    scratch.assert_no_orphans();
+}

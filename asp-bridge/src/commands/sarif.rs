@@ -41,13 +41,14 @@ pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
     {
         anyhow::bail!("--category must not be empty");
     }
+    // Checked before anything is evaluated: a log that cannot be written is known at once.
     let output = Output::parse(&args.output)?;
     let (decision, mut options, left_out) = match &args.from {
         Some(file) => {
             let (decision, options) = saved(file, args.repo.as_deref())?;
             (decision, options, Vec::new())
         }
-        None => live(&args).await?,
+        None => live(&args, &output).await?,
     };
     options.category = args.category;
     options.pretty = args.pretty;
@@ -156,7 +157,10 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
 /// Asks the host: status (the handshake, for the baseline), then the evaluation of the working tree
 /// at the `sweep` call site (in batches past `--batch-files`, with a progress line per batch); the
 /// host is shut down whatever the outcome.
-async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options, Vec<Skipped>)> {
+async fn live(
+    args: &SarifArgs,
+    output: &Output,
+) -> anyhow::Result<(Decision, Options, Vec<Skipped>)> {
     let repo = crate::workspace_root(args.repo.as_deref())?;
     let mut config = crate::one_shot_config(&args.host, &repo)?;
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
@@ -169,6 +173,9 @@ async fn live(args: &SarifArgs) -> anyhow::Result<(Decision, Options, Vec<Skippe
     let request = args.sweep.apply(Evaluate {
         comparison,
         baseline: Some(status.value.workspace.baseline.clone()),
+        // A log written inside the workspace is this command's own output, not a change: the
+        // next run would evaluate it (and find a key in the last run's findings).
+        leave_out: output.inside(&repo).into_iter().collect(),
         ..Evaluate::at(AdvisoryCallSite::Sweep)
     });
     let skipped_before = process.client().stats().skipped_frames;
@@ -256,12 +263,44 @@ enum Output {
 }
 
 impl Output {
+    /// The output as given; a file must be in a folder that exists.
     fn parse(value: &str) -> anyhow::Result<Output> {
-        match value {
-            "-" => Ok(Output::Stdout),
+        let path = match value {
+            "-" => return Ok(Output::Stdout),
             "" => anyhow::bail!("--output must be a file or `-`"),
-            path => Ok(Output::File(PathBuf::from(path))),
+            path => PathBuf::from(path),
+        };
+        let folder = match path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => Path::new("."),
+        };
+        if !std::fs::metadata(folder).is_ok_and(|m| m.is_dir()) {
+            anyhow::bail!(
+                "--output {}: the folder {} does not exist; create it first",
+                path.display(),
+                folder.display()
+            );
         }
+        Ok(Output::File(path))
+    }
+
+    /// The file's path relative to `repo` when it is inside it (`/`-separated), by its folder's
+    /// canonical path.
+    fn inside(&self, repo: &Path) -> Option<String> {
+        let Output::File(path) = self else {
+            return None;
+        };
+        let folder = match path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => Path::new("."),
+        };
+        let folder = folder.canonicalize().ok()?;
+        let relative = folder.strip_prefix(repo).ok()?.join(path.file_name()?);
+        let parts: Vec<&str> = relative
+            .components()
+            .map(|c| c.as_os_str().to_str())
+            .collect::<Option<_>>()?;
+        Some(parts.join("/"))
     }
 
     /// Writes the log with `write`: to stdout as it comes; to a file through a temporary file
