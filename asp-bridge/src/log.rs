@@ -12,10 +12,10 @@ use tracing_subscriber::fmt::MakeWriter;
 /// Longest field value in a log line, in characters (a host's stderr tail fits whole).
 const FIELD_MAX: usize = 8 * 1024;
 
-/// Installs the subscriber: `ASP_BRIDGE_LOG` (default `warn`), stderr, no colours, filtered fields.
-pub(crate) fn init() {
+/// Installs the subscriber: `ASP_BRIDGE_LOG`, else `default`; stderr, no colours, filtered fields.
+pub(crate) fn init(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ASP_BRIDGE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     builder(std::io::stderr).with_env_filter(filter).init();
 }
 

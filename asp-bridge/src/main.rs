@@ -23,7 +23,7 @@ use crate::flags::{Cli, Command, HostArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    log::init();
+    log::init(log_default(&cli.command));
     let runtime = match runtime_for(&cli.command) {
         Ok(runtime) => runtime,
         Err(e) => return report(&anyhow::Error::new(e).context("cannot start the async runtime")),
@@ -51,6 +51,17 @@ fn main() -> ExitCode {
 /// `provider`) run on one thread: the server, its stdio and its children's pipes, so a message
 /// crosses no thread (blocking work still goes to tokio's blocking pool, and the children are
 /// separate processes). The other commands use a worker per core.
+/// What is logged without `ASP_BRIDGE_LOG`. The one-shot commands (`status`, `sarif`) promise one
+/// line per failure and one success line, so they log nothing else (a host that had to be stopped,
+/// say, is part of the failure it caused); the servers log warnings, which is what a client's log
+/// pane is for.
+fn log_default(command: &Command) -> &'static str {
+    match command {
+        Command::Status(_) | Command::Sarif(_) => "off",
+        _ => "warn",
+    }
+}
+
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
         Command::Mcp(_) | Command::Host(_) | Command::Provider(_) => {

@@ -174,3 +174,33 @@ fn a_broken_host_command_line_is_an_input_error() {
     );
     assert_failed(&run, 6, "input", "invalid host command");
 }
+
+#[test]
+fn a_host_that_must_be_stopped_is_one_failure_line_and_no_log_line() {
+    let scratch = Scratch::new();
+    // Never answers the handshake, and is stopped with SIGTERM after its shutdown wait.
+    let run = run_bridge(
+        &[
+            "status",
+            "--host-command",
+            "sleep 100",
+            "--handshake-timeout-ms",
+            "300",
+        ],
+        scratch.path(),
+        LIMIT,
+    );
+    assert_failed(&run, 3, "health", "did not answer host/status");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "the host choice and the failure: {}",
+        run.stderr
+    );
+    assert!(
+        lines[0].starts_with("asp-bridge uses the host given by"),
+        "{}",
+        run.stderr
+    );
+}
