@@ -46,7 +46,10 @@ fn trailing(path: &str, text: &Text<'_>, changed: &[bool], out: &mut Found) {
         out.push(Finding::new(
             Rule::TrailingWhitespace,
             Some(text.range(start, line.content_end)),
-            format!("trailing whitespace ({} characters)", tail.chars().count()),
+            match tail.chars().count() {
+                1 => "trailing whitespace (1 character)".to_owned(),
+                n => format!("trailing whitespace ({n} characters)"),
+            },
             content,
         ));
     }
@@ -139,6 +142,19 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].range, range(2, 5, 2, 7));
         assert_eq!(found[0].message, "trailing whitespace (2 characters)");
+    }
+
+    #[test]
+    fn one_trailing_character_is_said_in_the_singular() {
+        let found = of(Rule::TrailingWhitespace, "a.txt", "x \ny\t\t\n", None);
+        let messages: Vec<&str> = found.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "trailing whitespace (1 character)",
+                "trailing whitespace (2 characters)"
+            ]
+        );
     }
 
     #[test]
