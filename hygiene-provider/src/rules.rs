@@ -24,6 +24,7 @@ pub(crate) enum Rule {
     JsonSyntax,
     TomlSyntax,
     YamlSyntax,
+    SyntaxDepth,
     LargeFile,
     MixedLineEndings,
     TrailingWhitespace,
@@ -31,12 +32,13 @@ pub(crate) enum Rule {
 }
 
 impl Rule {
-    pub(crate) const ALL: [Rule; 9] = [
+    pub(crate) const ALL: [Rule; 10] = [
         Rule::MergeConflict,
         Rule::PrivateKey,
         Rule::JsonSyntax,
         Rule::TomlSyntax,
         Rule::YamlSyntax,
+        Rule::SyntaxDepth,
         Rule::LargeFile,
         Rule::MixedLineEndings,
         Rule::TrailingWhitespace,
@@ -51,6 +53,7 @@ impl Rule {
             Rule::JsonSyntax => "hygiene/json-syntax",
             Rule::TomlSyntax => "hygiene/toml-syntax",
             Rule::YamlSyntax => "hygiene/yaml-syntax",
+            Rule::SyntaxDepth => "hygiene/syntax-depth",
             Rule::LargeFile => "hygiene/large-file",
             Rule::MixedLineEndings => "hygiene/mixed-line-endings",
             Rule::TrailingWhitespace => "hygiene/trailing-whitespace",
@@ -70,7 +73,7 @@ impl Rule {
             | Rule::TomlSyntax
             | Rule::YamlSyntax => Severity::Error,
             Rule::LargeFile | Rule::MixedLineEndings => Severity::Warning,
-            Rule::TrailingWhitespace | Rule::FinalNewline => Severity::Info,
+            Rule::TrailingWhitespace | Rule::FinalNewline | Rule::SyntaxDepth => Severity::Info,
         }
     }
 
@@ -95,6 +98,11 @@ impl Rule {
             Rule::YamlSyntax => {
                 "Fix the YAML at the marked position; indentation must be spaces and consistent \
                  within a block."
+            }
+            Rule::SyntaxDepth => {
+                "The file nests deeper than the syntax check goes (about 100 levels for TOML, 128 \
+                 for JSON and YAML), so its syntax past that depth was not checked; flatten it if \
+                 other tools must read it too."
             }
             Rule::LargeFile => {
                 "Large files weigh on every clone forever: keep generated files and binaries out of \

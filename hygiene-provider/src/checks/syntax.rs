@@ -21,7 +21,38 @@ pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Fou
         "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => yaml(text),
         _ => None,
     };
+    // A parser's depth limit is no syntax error: the file was not checked past it, which is said
+    // as information (under its own rule, so that it can be turned off), never as an error.
+    let finding = finding.and_then(|f| match depth_limit(&f.message) {
+        false => Some(f),
+        true if enabled.contains(&Rule::SyntaxDepth) => Some(Finding::new(
+            Rule::SyntaxDepth,
+            f.range,
+            format!(
+                "not fully checked: it nests deeper than the {} parser goes ({})",
+                f.message
+                    .strip_prefix("invalid ")
+                    .and_then(|m| m.split_once(':'))
+                    .map_or("syntax", |(what, _)| what),
+                f.message.rsplit(": ").next().unwrap_or_default().trim()
+            ),
+            "",
+        )),
+        true => None,
+    });
     out.extend(finding);
+}
+
+/// Whether a parser's message is its nesting limit (serde_json, saphyr and toml each word it
+/// their way), not a fault of the file.
+fn depth_limit(message: &str) -> bool {
+    [
+        "recursion limit exceeded",
+        "max recursion depth",
+        "cannot recurse further",
+    ]
+    .iter()
+    .any(|words| message.contains(words))
 }
 
 /// JSON files that their tools read with comments allowed.
@@ -196,5 +227,24 @@ mod tests {
         assert_eq!(run("a.json", &balanced, None), [], "deep but valid");
         assert_eq!(run("a.yaml", &deep, None).len(), 2);
         assert_eq!(run("a.toml", &format!("a = {deep}"), None).len(), 2);
+    }
+
+    #[test]
+    fn valid_files_nested_past_the_parsers_depth_are_not_fully_checked_as_information() {
+        let toml = format!("a = {}1{}\n", "[".repeat(100), "]".repeat(100));
+        let yaml = format!("a: {}1{}\n", "[".repeat(1000), "]".repeat(1000));
+        for (path, text, what) in [("deep.toml", toml, "TOML"), ("deep.yaml", yaml, "YAML")] {
+            let found = run(path, &text, None);
+            assert_eq!(found.len(), 1, "{path}: {found:?}");
+            assert_eq!(found[0].rule, Rule::SyntaxDepth, "{path}");
+            assert_eq!(Rule::SyntaxDepth.severity(), crate::rules::Severity::Info);
+            assert!(
+                found[0].message.starts_with(&format!(
+                    "not fully checked: it nests deeper than the {what} parser goes"
+                )),
+                "{}",
+                found[0].message
+            );
+        }
     }
 }
