@@ -2,6 +2,7 @@
 //! lines it changes relative to the other side. Pure functions over bytes; nothing here reads.
 
 mod conflict;
+mod duplicate_key;
 mod private_key;
 mod syntax;
 mod whitespace;

@@ -25,6 +25,7 @@ pub(crate) enum Rule {
     TomlSyntax,
     YamlSyntax,
     SyntaxDepth,
+    DuplicateKey,
     LargeFile,
     MixedLineEndings,
     TrailingWhitespace,
@@ -32,13 +33,14 @@ pub(crate) enum Rule {
 }
 
 impl Rule {
-    pub(crate) const ALL: [Rule; 10] = [
+    pub(crate) const ALL: [Rule; 11] = [
         Rule::MergeConflict,
         Rule::PrivateKey,
         Rule::JsonSyntax,
         Rule::TomlSyntax,
         Rule::YamlSyntax,
         Rule::SyntaxDepth,
+        Rule::DuplicateKey,
         Rule::LargeFile,
         Rule::MixedLineEndings,
         Rule::TrailingWhitespace,
@@ -54,6 +56,7 @@ impl Rule {
             Rule::TomlSyntax => "hygiene/toml-syntax",
             Rule::YamlSyntax => "hygiene/yaml-syntax",
             Rule::SyntaxDepth => "hygiene/syntax-depth",
+            Rule::DuplicateKey => "hygiene/duplicate-key",
             Rule::LargeFile => "hygiene/large-file",
             Rule::MixedLineEndings => "hygiene/mixed-line-endings",
             Rule::TrailingWhitespace => "hygiene/trailing-whitespace",
@@ -72,7 +75,7 @@ impl Rule {
             | Rule::JsonSyntax
             | Rule::TomlSyntax
             | Rule::YamlSyntax => Severity::Error,
-            Rule::LargeFile | Rule::MixedLineEndings => Severity::Warning,
+            Rule::LargeFile | Rule::MixedLineEndings | Rule::DuplicateKey => Severity::Warning,
             Rule::TrailingWhitespace | Rule::FinalNewline | Rule::SyntaxDepth => Severity::Info,
         }
     }
@@ -103,6 +106,10 @@ impl Rule {
                 "The file nests deeper than the syntax check goes (about 100 levels for TOML, 128 \
                  for JSON and YAML), so its syntax past that depth was not checked; flatten it if \
                  other tools must read it too."
+            }
+            Rule::DuplicateKey => {
+                "Give each key once per object: JSON and YAML readers keep one of the values (most \
+                 the last) without a word, so the other is lost."
             }
             Rule::LargeFile => {
                 "Large files weigh on every clone forever: keep generated files and binaries out of \

@@ -40,7 +40,13 @@ pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Fou
         )),
         true => None,
     });
+    let parsed = finding.is_none();
     out.extend(finding);
+    let keyed =
+        matches!(extension.as_str(), "json" | "yaml" | "yml") && !allows_comments(path, name);
+    if parsed && keyed && enabled.contains(&Rule::DuplicateKey) {
+        super::duplicate_key::check(text, out);
+    }
 }
 
 /// Whether a parser's message is its nesting limit (serde_json, saphyr and toml each word it
