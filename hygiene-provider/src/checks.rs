@@ -134,8 +134,8 @@ pub(crate) fn check(subject: Subject<'_>, enabled: &[Rule], settings: Settings) 
         large_file(subject.bytes.len() as u64, settings, &mut findings);
     }
     match decode(subject.bytes) {
-        Some(text) => {
-            let text = Text::new(text);
+        Content::Text(text) => {
+            let text = Text::new(&text);
             if on(Rule::MergeConflict) {
                 conflict::check(&text, &mut findings);
             }
@@ -143,12 +143,29 @@ pub(crate) fn check(subject: Subject<'_>, enabled: &[Rule], settings: Settings) 
                 private_key::check(&text, &mut findings);
             }
             syntax::check(subject.path, &text, enabled, &mut findings);
-            let other = subject.other.and_then(decode).map(Text::new);
+            let other = subject.other.map(decode);
+            let other = match &other {
+                Some(Content::Text(other)) => Some(Text::new(other)),
+                _ => None,
+            };
             let changed = changed_lines(&text, other.as_ref());
             whitespace::check(subject.path, &text, &changed, enabled, &mut findings);
         }
-        None if on(Rule::PrivateKey) => private_key::check_bytes(subject.bytes, &mut findings),
-        None => {}
+        content => {
+            if on(Rule::PrivateKey) {
+                private_key::check_bytes(subject.bytes, &mut findings);
+            }
+            // Binary content has no text to check; text in an encoding the checks cannot read
+            // is said to be unchecked, never passed over in silence.
+            if matches!(content, Content::Undecodable) && on(Rule::TextEncoding) {
+                findings.push(Finding::new(
+                    Rule::TextEncoding,
+                    None,
+                    "not checked as text: it is neither UTF-8 nor UTF-16 with a byte order mark",
+                    "",
+                ));
+            }
+        }
     }
     Checked {
         cut: findings.cut,
@@ -156,13 +173,40 @@ pub(crate) fn check(subject: Subject<'_>, enabled: &[Rule], settings: Settings) 
     }
 }
 
-/// The text of a file, without a byte-order mark; `None` for binary or non-UTF-8 content.
-fn decode(bytes: &[u8]) -> Option<&str> {
-    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
-        return None;
+/// What a file side holds, as the text checks see it.
+enum Content<'a> {
+    /// Its text, without a byte order mark: UTF-8 as it is, UTF-16 (with its mark) decoded.
+    Text(std::borrow::Cow<'a, str>),
+    /// A NUL byte in its first 8000 bytes, as git tells binary files.
+    Binary,
+    /// Text in another encoding (Latin-1, say), or UTF-16 that does not decode.
+    Undecodable,
+}
+
+fn decode(bytes: &[u8]) -> Content<'_> {
+    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16| {
+        if !rest.len().is_multiple_of(2) {
+            return Content::Undecodable;
+        }
+        let units = rest.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+        match char::decode_utf16(units).collect::<Result<String, _>>() {
+            Ok(text) => Content::Text(text.into()),
+            Err(_) => Content::Undecodable,
+        }
+    };
+    if let Some(rest) = bytes.strip_prefix(b"\xff\xfe") {
+        return utf16(rest, u16::from_le_bytes);
     }
-    let text = std::str::from_utf8(bytes).ok()?;
-    Some(text.strip_prefix('\u{feff}').unwrap_or(text))
+    if let Some(rest) = bytes.strip_prefix(b"\xfe\xff") {
+        return utf16(rest, u16::from_be_bytes);
+    }
+    if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+        return Content::Binary;
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Content::Text(text.strip_prefix('\u{feff}').unwrap_or(text).into()),
+        Err(_) => Content::Undecodable,
+    }
 }
 
 fn large_file(size: u64, settings: Settings, out: &mut Found) {
@@ -385,5 +429,51 @@ mod tests {
             );
             assert!(found.findings.len() <= Rule::ALL.len() * PER_RULE, "{path}");
         }
+    }
+
+    #[test]
+    fn utf16_with_a_byte_order_mark_is_checked_as_its_text() {
+        for (mark, unit) in [
+            (b"\xff\xfe", u16::to_le_bytes as fn(u16) -> [u8; 2]),
+            (b"\xfe\xff", u16::to_be_bytes),
+        ] {
+            let text = "é\n-----BEGIN RSA PRIVATE KEY-----\n";
+            let mut bytes = mark.to_vec();
+            bytes.extend(text.encode_utf16().flat_map(unit));
+            let found = check(
+                Subject {
+                    path: "key.txt",
+                    bytes: &bytes,
+                    other: None,
+                    added: true,
+                },
+                &Rule::ALL,
+                SETTINGS,
+            )
+            .findings;
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].finding.rule, Rule::PrivateKey);
+            assert_eq!(found[0].finding.range, range(1, 5, 1, 26));
+        }
+    }
+
+    #[test]
+    fn text_in_another_encoding_is_said_to_be_unchecked() {
+        let latin1 = b"caf\xe9 \n";
+        let found = check(
+            Subject {
+                path: "notes.txt",
+                bytes: latin1,
+                other: None,
+                added: true,
+            },
+            &Rule::ALL,
+            SETTINGS,
+        )
+        .findings;
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].finding.rule, Rule::TextEncoding);
+        assert_eq!(Rule::TextEncoding.severity(), crate::rules::Severity::Info);
+        assert!(found[0].finding.message.starts_with("not checked as text"));
     }
 }

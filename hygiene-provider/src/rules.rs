@@ -26,6 +26,7 @@ pub(crate) enum Rule {
     YamlSyntax,
     SyntaxDepth,
     DuplicateKey,
+    TextEncoding,
     LargeFile,
     MixedLineEndings,
     TrailingWhitespace,
@@ -33,7 +34,7 @@ pub(crate) enum Rule {
 }
 
 impl Rule {
-    pub(crate) const ALL: [Rule; 11] = [
+    pub(crate) const ALL: [Rule; 12] = [
         Rule::MergeConflict,
         Rule::PrivateKey,
         Rule::JsonSyntax,
@@ -41,6 +42,7 @@ impl Rule {
         Rule::YamlSyntax,
         Rule::SyntaxDepth,
         Rule::DuplicateKey,
+        Rule::TextEncoding,
         Rule::LargeFile,
         Rule::MixedLineEndings,
         Rule::TrailingWhitespace,
@@ -57,6 +59,7 @@ impl Rule {
             Rule::YamlSyntax => "hygiene/yaml-syntax",
             Rule::SyntaxDepth => "hygiene/syntax-depth",
             Rule::DuplicateKey => "hygiene/duplicate-key",
+            Rule::TextEncoding => "hygiene/text-encoding",
             Rule::LargeFile => "hygiene/large-file",
             Rule::MixedLineEndings => "hygiene/mixed-line-endings",
             Rule::TrailingWhitespace => "hygiene/trailing-whitespace",
@@ -76,7 +79,10 @@ impl Rule {
             | Rule::TomlSyntax
             | Rule::YamlSyntax => Severity::Error,
             Rule::LargeFile | Rule::MixedLineEndings | Rule::DuplicateKey => Severity::Warning,
-            Rule::TrailingWhitespace | Rule::FinalNewline | Rule::SyntaxDepth => Severity::Info,
+            Rule::TrailingWhitespace
+            | Rule::FinalNewline
+            | Rule::SyntaxDepth
+            | Rule::TextEncoding => Severity::Info,
         }
     }
 
@@ -110,6 +116,10 @@ impl Rule {
             Rule::DuplicateKey => {
                 "Give each key once per object: JSON and YAML readers keep one of the values (most \
                  the last) without a word, so the other is lost."
+            }
+            Rule::TextEncoding => {
+                "The text checks read UTF-8 and UTF-16 with a byte order mark; save the file as \
+                 UTF-8 to have it checked."
             }
             Rule::LargeFile => {
                 "Large files weigh on every clone forever: keep generated files and binaries out of \
