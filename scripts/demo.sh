@@ -41,7 +41,8 @@ printf '{\n  "name": "demo",\n  "version": 2,\n}\n' > "$repo/app.json"
 printf 'pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n' > "$repo/lib.rs"
 
 cd "$root"
-bridge=$root/target/$([ "${#build[@]}" -eq 0 ] && echo debug || echo release)/asp-bridge
+cargo=${CARGO:-cargo}
+bridge=${CARGO_TARGET_DIR:-$root/target}/$([ "${#build[@]}" -eq 0 ] && echo debug || echo release)/asp-bridge
 # The first release build takes several minutes (about 10 on 2 cores): say so, and let cargo show
 # its progress; a later run only checks that the binary is up to date.
 if [ -x "$bridge" ]; then
@@ -49,7 +50,7 @@ if [ -x "$bridge" ]; then
 else
   echo "== cargo build ${build[*]} --bin asp-bridge: the first build compiles every dependency and takes several minutes (about 10 on 2 cores); cargo shows its progress below" >&2
 fi
-cargo build "${build[@]}" --bin asp-bridge
+"$cargo" build "${build[@]}" --bin asp-bridge
 echo "== asp-bridge status --repo $repo" >&2
 "$bridge" status --repo "$repo"
 echo "== asp-bridge sarif --repo $repo --output $repo.sarif" >&2

@@ -350,3 +350,40 @@ fn a_log_written_inside_the_workspace_is_not_part_of_the_next_runs_changeset() {
     );
     scratch.assert_no_orphans();
 }
+
+#[test]
+fn the_main_job_says_its_first_build_takes_minutes_and_lets_cargo_show_progress() {
+    let scratch = Scratch::new();
+    // A cargo that records its arguments and fails, so the job stops after its build step; a
+    // target folder with no binary yet, as on a fresh clone.
+    let record = scratch.path().join("cargo-args");
+    let cargo = scratch.path().join("cargo");
+    std::fs::write(
+        &cargo,
+        format!("#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n", record.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/demo.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg(scratch.path().join("demo"))
+        .env("CARGO", &cargo)
+        .env("CARGO_TARGET_DIR", scratch.path().join("target"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "the stub cargo fails: {stderr}");
+    let said = stderr
+        .lines()
+        .find(|l| l.starts_with("== cargo build"))
+        .unwrap_or_else(|| panic!("nothing said before the build: {stderr}"));
+    assert!(said.contains("several minutes"), "{said}");
+    let args = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(
+        args.trim(),
+        "build --release --bin asp-bridge",
+        "no --quiet: {args}"
+    );
+}
