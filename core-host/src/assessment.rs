@@ -168,10 +168,14 @@ pub(crate) fn coverage_gap(assessment: &Value) -> Option<String> {
     }
 }
 
-/// The first `coverage.degraded` entry of an assessment as one line (the provider's own word on
-/// what it did not cover: untrusted, filtered and capped).
+/// The first `coverage.degraded` (else `coverage.unsupported`) entry of an assessment as one line
+/// (the provider's own word on what it did not cover: untrusted, filtered and capped).
 pub(crate) fn first_degraded(assessment: &Value) -> Option<String> {
-    let first = &assessment["coverage"]["degraded"][0];
+    let coverage = &assessment["coverage"];
+    let first = match &coverage["degraded"][0] {
+        Value::Null => &coverage["unsupported"][0],
+        first => first,
+    };
     let detail = first["detail"].as_str().or(first["reason"].as_str())?;
     Some(bridge_core::text::one_line(detail, 300).into_owned())
 }

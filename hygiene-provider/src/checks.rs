@@ -55,6 +55,8 @@ impl Finding {
 #[derive(Debug, Default)]
 pub(crate) struct Found {
     findings: Vec<Finding>,
+    /// What a check could not check in this file, and why (reported as not covered, never clean).
+    unchecked: Vec<String>,
     /// Findings of each rule so far, by `Rule as usize`.
     counts: [usize; Rule::ALL.len()],
     /// Findings past a rule's cap, not kept.
@@ -70,6 +72,11 @@ impl Found {
             self.cut += 1;
         }
         *count += 1;
+    }
+
+    /// Says that part of the file could not be checked, and why.
+    pub(crate) fn unchecked(&mut self, why: String) {
+        self.unchecked.push(why);
     }
 
     pub(crate) fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
@@ -99,6 +106,8 @@ impl Found {
 pub(crate) struct Checked {
     pub(crate) findings: Vec<Fingerprinted>,
     pub(crate) cut: usize,
+    /// What could not be checked, and why.
+    pub(crate) unchecked: Vec<String>,
 }
 
 /// A finding with its position-resilient fingerprint.
@@ -169,6 +178,7 @@ pub(crate) fn check(subject: Subject<'_>, enabled: &[Rule], settings: Settings) 
     }
     Checked {
         cut: findings.cut,
+        unchecked: findings.unchecked,
         findings: fingerprint(subject.path, findings.findings),
     }
 }

@@ -63,12 +63,32 @@ struct Target {
 struct Outcome {
     diagnostics: Kept,
     degraded: Vec<Degradation>,
+    /// Files, or parts of them, that could not be checked (`coverage.unsupported`).
+    unsupported: Vec<Degradation>,
     read: BTreeSet<String>,
     truncated: bool,
     exhaustive: bool,
 }
 
 impl Outcome {
+    /// A file (or part of one) that could not be checked: listed as not covered, at most
+    /// [`MAX_DEGRADED`] one by one.
+    fn not_covered(&mut self, detail: String) {
+        if self.unsupported.len() < MAX_DEGRADED {
+            self.unsupported.push(Degradation {
+                source: SOURCE,
+                reason: "unsupported",
+                detail,
+            });
+        } else if self.unsupported.len() == MAX_DEGRADED {
+            self.unsupported.push(Degradation {
+                source: SOURCE,
+                reason: "unsupported",
+                detail: "more files could not be checked; the list stops here".into(),
+            });
+        }
+    }
+
     fn degrade(&mut self, reason: &'static str, detail: String) {
         if self.degraded.len() < MAX_DEGRADED {
             self.degraded.push(Degradation {
@@ -114,7 +134,10 @@ pub(crate) async fn evaluate<W: Workspace>(
                 ),
             );
         }
-        if outcome.degraded.is_empty() && request.unsupported.is_empty() {
+        if outcome.degraded.is_empty()
+            && request.unsupported.is_empty()
+            && outcome.unsupported.is_empty()
+        {
             Status::Complete
         } else {
             Status::Incomplete
@@ -144,7 +167,11 @@ pub(crate) async fn evaluate<W: Workspace>(
             requested: request.requested,
             covered,
             degraded: outcome.degraded,
-            unsupported: request.unsupported,
+            unsupported: request
+                .unsupported
+                .into_iter()
+                .chain(outcome.unsupported)
+                .collect(),
             exhaustive: outcome.exhaustive && !outcome.truncated,
             truncated: outcome.truncated,
         },
@@ -302,14 +329,18 @@ async fn check_all<W: Workspace>(
                 stop: &stop,
                 deadline,
             };
-            let unchecked = checks.run(&ready, &blobs, &mut kept);
-            (kept, unchecked)
+            let mut not_covered = Vec::new();
+            let unchecked = checks.run(&ready, &blobs, &mut kept, &mut not_covered);
+            (kept, unchecked, not_covered)
         });
         let (checked, prefetched) = tokio::join!(checks, fetch(n + 1));
         next = prefetched;
         match checked {
-            Ok((kept, unchecked)) => {
+            Ok((kept, unchecked, not_covered)) => {
                 outcome.diagnostics = kept;
+                for why in not_covered {
+                    outcome.not_covered(why);
+                }
                 if unchecked > 0 {
                     outcome.degrade(
                         "timed-out",
@@ -339,19 +370,31 @@ struct Checks<'a> {
 }
 
 impl Checks<'_> {
-    /// Checks `targets` into `kept`, file by file, until the deadline passes or the evaluation is
-    /// gone; returns how many files were not checked.
-    fn run(&self, targets: &[Target], blobs: &HashMap<String, Vec<u8>>, kept: &mut Kept) -> usize {
+    /// Checks `targets` into `kept` (and what could not be checked, by path, into `unchecked`),
+    /// file by file, until the deadline passes or the evaluation is gone; returns how many files
+    /// were not checked.
+    fn run(
+        &self,
+        targets: &[Target],
+        blobs: &HashMap<String, Vec<u8>>,
+        kept: &mut Kept,
+        unchecked: &mut Vec<String>,
+    ) -> usize {
         for (n, target) in targets.iter().enumerate() {
             if self.stop.is_set() || Instant::now() >= self.deadline {
                 return targets.len() - n;
             }
-            let (found, cut) =
-                diagnostics(target, blobs, self.rules, self.settings, self.comparison);
-            kept.cut += cut;
-            for diagnostic in found {
+            let found = diagnostics(target, blobs, self.rules, self.settings, self.comparison);
+            kept.cut += found.cut;
+            for diagnostic in found.diagnostics {
                 kept.push(diagnostic);
             }
+            unchecked.extend(
+                found
+                    .unchecked
+                    .into_iter()
+                    .map(|why| format!("{}: {why}", target.path)),
+            );
         }
         0
     }
@@ -437,15 +480,23 @@ fn accept(
     }
 }
 
-/// The diagnostics of one file for the comparison asked for, and how many the per-rule cap cut
-/// from the side they are reported on.
+/// What one file gave for the comparison asked for, on the side it is reported on.
+struct FileOutcome {
+    diagnostics: Vec<Diagnostic>,
+    /// Findings the per-rule cap cut.
+    cut: usize,
+    /// What could not be checked, and why.
+    unchecked: Vec<String>,
+}
+
+/// The diagnostics of one file for the comparison asked for.
 fn diagnostics(
     target: &Target,
     blobs: &HashMap<String, Vec<u8>>,
     rules: &[Rule],
     settings: checks::Settings,
     comparison: Comparison,
-) -> (Vec<Diagnostic>, usize) {
+) -> FileOutcome {
     let bytes = |id: &Option<String>| id.as_ref().and_then(|id| blobs.get(id)).map(Vec::as_slice);
     let (before, after) = (bytes(&target.before), bytes(&target.after));
     // Both sides are fingerprinted under the new path, so a rename does not look like new findings.
@@ -476,6 +527,7 @@ fn diagnostics(
                 .filter(|f| !seen.contains(f.fingerprint.as_str()))
                 .collect(),
             cut: found.cut,
+            unchecked: found.unchecked,
         }
     };
     let (found, path, introduced) = match comparison {
@@ -516,7 +568,11 @@ fn diagnostics(
             help: f.finding.rule.help(),
         })
         .collect();
-    (diagnostics, found.cut)
+    FileOutcome {
+        diagnostics,
+        cut: found.cut,
+        unchecked: found.unchecked,
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //! extension. One finding per file, at the position the parser stopped.
 //!
 //! What a maintainer would not call an error is left alone: JSON-with-comments files by well-known
-//! name (`tsconfig*.json`, `jsconfig*.json`, `.vscode/*.json`, `devcontainer.json`, `.eslintrc.json`),
-//! and a YAML file that does not parse but holds template syntax (`{{`, `{%`: Helm, Jinja).
+//! name (`tsconfig*.json`, `jsconfig*.json`, `.vscode/*.json`, `devcontainer.json`, `.eslintrc.json`).
+//! A YAML file that does not parse but holds template syntax (`{{ }}`, `{% %}`, `{# #}`: Helm, Jinja,
+//! Ansible) is checked again with its template expressions masked; if it still does not parse, it is
+//! reported as not checked (the template may be what breaks it), never as clean nor as an error.
 
 use super::{Finding, Found};
 use crate::rules::Rule;
@@ -18,7 +20,21 @@ pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Fou
     let finding = match extension.as_str() {
         "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => json(text),
         "toml" if enabled.contains(&Rule::TomlSyntax) => toml(text),
-        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => yaml(text),
+        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(text) {
+            Some(error) if has_templates(text.text) => {
+                let masked = mask_templates(text.text);
+                if let Some(still) = yaml(&Text::new(&masked)) {
+                    let at = still.range.map_or(0, |r| r.start.line + 1);
+                    out.unchecked(format!(
+                        "YAML template not checked: with its template expressions masked it still does not parse ({} at line {at}), so its syntax cannot be told apart from its template's",
+                        still.message.trim_start_matches("invalid YAML: ")
+                    ));
+                }
+                drop(error);
+                None
+            }
+            found => found,
+        },
         _ => None,
     };
     // A parser's depth limit is no syntax error: the file was not checked past it, which is said
@@ -113,10 +129,6 @@ fn toml(text: &Text<'_>) -> Option<Finding> {
 
 fn yaml(text: &Text<'_>) -> Option<Finding> {
     let error = saphyr_parser::Parser::new_from_str(text.text).find_map(Result::err)?;
-    if text.text.contains("{{") || text.text.contains("{%") {
-        tracing::debug!("a YAML template that does not parse is left alone");
-        return None;
-    }
     // The parser counts characters; the range wants bytes first.
     let offset = text
         .text
@@ -129,6 +141,65 @@ fn yaml(text: &Text<'_>) -> Option<Finding> {
         "YAML",
         error.info(),
     ))
+}
+
+/// Whether `text` holds template syntax (Jinja, Helm, Ansible, Go templates).
+fn has_templates(text: &str) -> bool {
+    ["{{", "{%", "{#"].iter().any(|open| text.contains(open))
+}
+
+/// `text` with each template expression replaced by filler of the same length in bytes (line
+/// breaks kept, so positions stay): an expression inside a line becomes a plain scalar (`x…`), and
+/// a line that holds nothing but template tags becomes a comment (`#…`).
+fn mask_templates(text: &str) -> String {
+    let mut out = Vec::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let bytes = line.as_bytes();
+        let mut masked = bytes.to_vec();
+        let mut tag = vec![false; bytes.len()];
+        let mut at = 0;
+        while let Some(found) = line[at..].find('{') {
+            let open = at + found;
+            let close = match bytes.get(open + 1) {
+                Some(b'{') => "}}",
+                Some(b'%') => "%}",
+                Some(b'#') => "#}",
+                _ => {
+                    at = open + 1;
+                    continue;
+                }
+            };
+            let Some(length) = line[open + 2..].find(close) else {
+                break;
+            };
+            let end = open + 2 + length + 2;
+            // `${{ … }}` (GitHub Actions) is masked with its `$`.
+            let start = if open > 0 && bytes[open - 1] == b'$' {
+                open - 1
+            } else {
+                open
+            };
+            masked[start..end].fill(b'x');
+            tag[start..end].fill(true);
+            at = end;
+        }
+        // What is left of a line once its tags are masked: nothing but filler and blanks makes
+        // it a comment, since a block tag (`{% if %}`) stands for no YAML of its own.
+        let only_tags = tag.contains(&true)
+            && tag
+                .iter()
+                .zip(bytes)
+                .all(|(tag, b)| *tag || b.is_ascii_whitespace());
+        if only_tags {
+            let indent = line.len() - line.trim_start().len();
+            let end = line.trim_end().len();
+            masked[indent..end].fill(b' ');
+            masked[indent] = b'#';
+        }
+        out.extend_from_slice(&masked);
+    }
+    // Only whole characters were replaced, by ASCII filler, so the bytes are still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The range of the character at `offset`, or an empty range at the end of a line or the text.
@@ -220,6 +291,57 @@ mod tests {
             []
         );
         assert_eq!(run("ci.yml", "run: echo ${{ github.sha }}\n", None), []);
+    }
+
+    /// The findings of a YAML file, and what it says it could not check.
+    fn checked(path: &str, text: &str) -> (Vec<crate::checks::Finding>, Vec<String>) {
+        let checked = crate::checks::check(
+            crate::checks::Subject {
+                path,
+                bytes: text.as_bytes(),
+                other: None,
+                added: true,
+            },
+            &Rule::ALL,
+            crate::checks::Settings {
+                max_added_file_bytes: 1 << 20,
+            },
+        );
+        (
+            checked.findings.into_iter().map(|f| f.finding).collect(),
+            checked.unchecked,
+        )
+    }
+
+    #[test]
+    fn a_template_that_parses_once_masked_is_checked_and_clean() {
+        let ansible = "- hosts: all\n  tasks:\n    - name: {{ item }}\n{% for x in xs %}\n    - debug: {{ x }}\n{% endfor %}\n";
+        let (found, unchecked) = checked("play.yml", ansible);
+        assert_eq!(found, []);
+        assert_eq!(unchecked, Vec::<String>::new());
+        let actions = "on: push\njobs:\n  a:\n    if: ${{ github.event_name == 'push' }}\n    runs-on: ubuntu-latest\n";
+        assert_eq!(checked("ci.yml", actions), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_template_that_does_not_parse_even_masked_is_reported_as_not_checked_never_clean() {
+        // A real unclosed `[` and a bad indentation, in files that hold templates.
+        for text in [
+            "a: {{ .Values.x }}\nlist: [1, 2\n",
+            "a: {{ .Values.x }}\nb:\n  - 1\n - 2\n",
+        ] {
+            let (found, unchecked) = checked("chart/values.yaml", text);
+            assert!(
+                !found.iter().any(|f| f.rule == Rule::YamlSyntax),
+                "the template may be at fault: no error"
+            );
+            assert_eq!(unchecked.len(), 1, "{text:?}");
+            assert!(
+                unchecked[0].starts_with("YAML template not checked"),
+                "{}",
+                unchecked[0]
+            );
+        }
     }
 
     #[test]

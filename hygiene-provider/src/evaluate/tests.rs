@@ -466,7 +466,7 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
             stop,
             deadline,
         };
-        let unchecked = checks.run(&targets, &blobs, &mut kept);
+        let unchecked = checks.run(&targets, &blobs, &mut kept, &mut Vec::new());
         (unchecked, kept.into_diagnostics().len())
     };
     let later = Instant::now() + Duration::from_secs(60);
@@ -489,4 +489,32 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
         (4, 0),
         "past the deadline"
     );
+}
+
+#[tokio::test]
+async fn a_yaml_template_that_cannot_be_checked_is_not_covered_and_the_answer_not_complete() {
+    let mut memory = Memory::default();
+    let broken = memory.add(b"a: {{ .Values.x }}\nlist: [1, 2\n");
+    let fine = memory.add(b"a: {{ .Values.x }}\nb: 1\n");
+    let assessment = run(
+        &memory,
+        params(
+            json!([
+                {"path": "chart/values.yaml", "kind": "create", "after": broken},
+                {"path": "chart/ok.yaml", "kind": "create", "after": fine}
+            ]),
+            "all",
+        ),
+    )
+    .await;
+    assert_eq!(assessment["status"], "incomplete");
+    let unsupported = assessment["coverage"]["unsupported"].as_array().unwrap();
+    assert_eq!(unsupported.len(), 1, "{unsupported:#?}");
+    let detail = unsupported[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("chart/values.yaml: YAML template not checked"),
+        "{detail}"
+    );
+    assert_eq!(assessment["coverage"]["exhaustive"], false);
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
 }
