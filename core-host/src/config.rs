@@ -23,6 +23,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_RESTART_DELAY: Duration = Duration::from_millis(500);
 /// Largest configuration file read, in bytes.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
+/// Largest `[hygiene] max-added-file-kb` (1 GiB), as the provider accepts it.
+const MAX_ADDED_FILE_KB: u64 = 1024 * 1024;
 
 /// A call site of the outer seam.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -162,6 +164,19 @@ impl Config {
             if let Some(ms) = &hygiene_raw.timeout_ms {
                 spec.timeout =
                     millis(ms).map_err(|m| fail(Some(ms.span()), "hygiene.timeout-ms", m))?;
+            }
+            if let Some(kb) = &hygiene_raw.max_added_file_kb {
+                let value = u64::try_from(*kb.get_ref())
+                    .ok()
+                    .filter(|kb| (1..=MAX_ADDED_FILE_KB).contains(kb))
+                    .ok_or_else(|| {
+                        fail(
+                            Some(kb.span()),
+                            "hygiene.max-added-file-kb",
+                            format!("must be between 1 and {MAX_ADDED_FILE_KB} (KB)"),
+                        )
+                    })?;
+                spec.configuration = Some(serde_json::json!({ "maxAddedFileKb": value }));
             }
             providers.push(spec);
         }
@@ -345,6 +360,8 @@ struct RawHygiene {
     required_for: Option<Spanned<Vec<String>>>,
     timeout_ms: Option<Spanned<i64>>,
     read: Option<Spanned<Vec<String>>>,
+    /// An added file larger than this is reported (`hygiene/large-file`; default 500).
+    max_added_file_kb: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]

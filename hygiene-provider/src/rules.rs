@@ -123,8 +123,8 @@ impl Rule {
             }
             Rule::LargeFile => {
                 "Large files weigh on every clone forever: keep generated files and binaries out of \
-                 the repository (Git LFS or an artifact store), or raise `maxAddedFileKb` in the \
-                 provider configuration if the file belongs here."
+                 the repository (Git LFS or an artifact store), or raise `max-added-file-kb` in the \
+                 `[hygiene]` section of host.toml if the file belongs here."
             }
             Rule::MixedLineEndings => {
                 "Use one line ending per file; a `.gitattributes` entry such as `* text=auto` keeps \

@@ -155,3 +155,16 @@ fn a_configuration_that_is_a_fifo_or_a_folder_is_refused_without_waiting_for_a_w
         );
     }
 }
+
+#[test]
+fn the_hygiene_section_takes_the_large_file_limit_its_finding_names() {
+    let config = parse("[hygiene]\nmax-added-file-kb = 2048\n").unwrap();
+    assert_eq!(
+        config.providers[0].configuration,
+        Some(json!({"maxAddedFileKb": 2048}))
+    );
+    assert_eq!(parse("").unwrap().providers[0].configuration, None);
+    let (line, key, message) = error("[hygiene]\n\nmax-added-file-kb = 0\n");
+    assert_eq!((line, key.as_str()), (3, "hygiene.max-added-file-kb"));
+    assert!(message.contains("between 1 and"), "{message}");
+}
