@@ -226,9 +226,21 @@ impl Read for Reader {
                 iov_base: buf.as_mut_ptr().cast(),
                 iov_len: buf.len(),
             };
-            // SAFETY: one iovec over `buf`, valid for writes of its length for the whole call;
-            // offset -1 reads at (and moves) the file's own position.
-            let n = unsafe { libc::preadv2(self.file.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+            // The system call itself, not glibc's wrapper (glibc 2.26): the distributed binary
+            // runs on glibc 2.17. Its offset is passed as two halves; -1 in both reads at (and
+            // moves) the file's own position.
+            // SAFETY: one iovec over `buf`, valid for writes of its length for the whole call.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_preadv2,
+                    self.file.as_raw_fd(),
+                    &iov as *const libc::iovec,
+                    1,
+                    -1 as libc::c_long,
+                    -1 as libc::c_long,
+                    libc::RWF_NOWAIT,
+                )
+            };
             match usize::try_from(n) {
                 Ok(n) => n,
                 Err(_) => {
