@@ -28,6 +28,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::git::{FilterCache, Filters};
 use crate::lock;
 use crate::proto::{Change, ChangeKind, ChangeSet};
 use disk::Found;
@@ -35,6 +36,10 @@ use git::{GITLINK, Git, Object};
 
 /// How long building one changeset may take (git, and hashing what changed).
 const DEADLINE: Duration = Duration::from_secs(60);
+/// Why a submodule is never part of a changeset.
+pub const SUBMODULE: &str = "submodule: its own repository, not evaluated";
+/// Why a path whose name is not UTF-8 is never part of a changeset.
+pub const NOT_UTF8: &str = "a name that is not UTF-8 (ASP paths are JSON strings), not evaluated";
 /// Baselines and before-blob ids remembered; past this the cache starts over.
 const CACHED_BASES: usize = 64;
 const CACHED_BLOBS: usize = 8192;
@@ -68,7 +73,11 @@ pub struct Skipped {
 /// each baseline names, the ids of before-blobs (content-addressed, so never stale).
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    prefix: Mutex<Option<String>>,
+    layout: Mutex<Option<Layout>>,
+    /// The filter overrides of every git command that reads working-tree content.
+    filters: FilterCache,
+    /// The submodules a commit has (repository-relative), for the last commit asked about.
+    submodules: Mutex<Option<(String, Vec<Vec<u8>>)>>,
     bases: Mutex<HashMap<String, BaseRef>>,
     blobs: Mutex<HashMap<String, String>>,
     /// git processes started, for tests and logs.
@@ -84,18 +93,82 @@ enum BaseRef {
     Tree(String),
 }
 
+/// Where the working tree sits: its path inside the repository and git's directories.
+#[derive(Clone, Debug)]
+struct Layout {
+    /// `""` at the top, else ending with `/`.
+    prefix: String,
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+}
+
 impl Cache {
+    /// A cache whose git commands let the filter drivers named here run (with the programs of the
+    /// user's and the system's configuration only); every other driver is neutralised.
+    pub(crate) fn allowing_filters(allowed: Vec<String>) -> Cache {
+        Cache {
+            filters: FilterCache::new(allowed),
+            ..Cache::default()
+        }
+    }
+
+    async fn layout(&self, git: &Git<'_>) -> Result<Layout> {
+        if let Some(layout) = lock(&self.layout).clone() {
+            return Ok(layout);
+        }
+        let out = git
+            .run(&[
+                "rev-parse",
+                "--show-prefix",
+                "--absolute-git-dir",
+                "--git-common-dir",
+            ])
+            .await?;
+        let text = String::from_utf8_lossy(&out);
+        let mut lines = text.split('\n');
+        let (Some(prefix), Some(git_dir), Some(common)) =
+            (lines.next(), lines.next(), lines.next())
+        else {
+            return Err(Error::Git(format!(
+                "unexpected git rev-parse output {text:?}"
+            )));
+        };
+        let common_dir = git.dir.join(common);
+        let layout = Layout {
+            prefix: prefix.to_owned(),
+            git_dir: PathBuf::from(git_dir),
+            common_dir,
+        };
+        *lock(&self.layout) = Some(layout.clone());
+        Ok(layout)
+    }
+
     /// The working tree's path inside its repository (`""` at the top, else ending with `/`).
     async fn prefix(&self, git: &Git<'_>) -> Result<String> {
-        if let Some(prefix) = lock(&self.prefix).clone() {
-            return Ok(prefix);
+        Ok(self.layout(git).await?.prefix)
+    }
+
+    /// The filter overrides for this repository's configuration as it is now.
+    async fn filters(&self, git: &Git<'_>) -> Result<Filters> {
+        let layout = self.layout(git).await?;
+        self.filters
+            .get(&git.runner(), &layout.git_dir, &layout.common_dir)
+            .await
+    }
+
+    /// The submodules (gitlinks) of `commit`, repository-relative, looked up once per commit.
+    async fn submodules(&self, git: &Git<'_>, commit: &str) -> Result<Vec<Vec<u8>>> {
+        if let Some((known, paths)) = lock(&self.submodules).as_ref()
+            && known == commit
+        {
+            return Ok(paths.clone());
         }
-        let out = git.run(&["rev-parse", "--show-prefix"]).await?;
-        let prefix = String::from_utf8_lossy(&out)
-            .trim_end_matches('\n')
-            .to_owned();
-        *lock(&self.prefix) = Some(prefix.clone());
-        Ok(prefix)
+        let out = git
+            .run(&["ls-tree", "-r", "-z", "--full-tree", commit])
+            .await?;
+        let paths = git::parse_gitlinks(&out);
+        *lock(&self.submodules) = Some((commit.to_owned(), paths.clone()));
+        Ok(paths)
     }
 
     /// What `rev` names, looked up once per baseline.
@@ -164,12 +237,12 @@ struct Entry {
     before: Option<Object>,
     /// The working tree has something there.
     after: bool,
-    /// ...and git sees a submodule there.
-    gitlink: bool,
 }
 
 /// The changes of the working tree at `root` against `baseline`, limited to `paths` when given
-/// (repo-relative, already confined by the caller).
+/// (repo-relative, already confined by the caller). Submodules are left out with the reason
+/// [`SUBMODULE`]: every one `HEAD` has or the working tree adds (what changed inside one, its
+/// commit included, is another repository's, never evaluated here).
 pub(crate) async fn build(
     root: &Path,
     cache: &Cache,
@@ -177,12 +250,18 @@ pub(crate) async fn build(
     paths: Option<&[String]>,
 ) -> Result<Built> {
     let deadline = Instant::now() + DEADLINE;
-    let git = Git {
+    let plain = Git {
         dir: root,
         deadline,
         runs: &cache.git_runs,
+        filters: None,
     };
-    let prefix = cache.prefix(&git).await?;
+    let prefix = cache.prefix(&plain).await?;
+    let filters = cache.filters(&plain).await?;
+    let git = Git {
+        filters: Some(&filters),
+        ..plain
+    };
     let rev = baseline
         .get("rev")
         .and_then(Value::as_str)
@@ -202,15 +281,46 @@ pub(crate) async fn build(
     let relative = |path: &[u8]| path.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec);
     let mut entries: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
     let mut skipped = Vec::new();
+    let mut submodules: Vec<Vec<u8>> = Vec::new();
     for change in tracked {
         let Some(path) = relative(&change.path) else {
             continue;
         };
+        let gitlink = change.before.as_ref().is_some_and(|b| b.mode == GITLINK)
+            || change.after_mode == Some(GITLINK);
+        if gitlink {
+            submodules.push(path);
+            continue;
+        }
         let entry = entries.entry(path).or_default();
         entry.before = change.before;
         entry.after = change.after_mode.is_some();
-        entry.gitlink = change.after_mode == Some(GITLINK);
     }
+    if let Some(head) = &status.head {
+        let wanted = |path: &[u8]| match paths {
+            None => true,
+            Some(paths) => paths.iter().any(|p| {
+                let p = p.as_bytes();
+                p == path
+                    || p.strip_prefix(path)
+                        .is_some_and(|rest| rest.starts_with(b"/"))
+            }),
+        };
+        for path in cache.submodules(&git, head).await? {
+            let Some(path) = relative(&path) else {
+                continue;
+            };
+            if wanted(&path) {
+                submodules.push(path);
+            }
+        }
+    }
+    submodules.sort();
+    submodules.dedup();
+    skipped.extend(submodules.iter().map(|path| Skipped {
+        path: lossy(path),
+        why: SUBMODULE.to_owned(),
+    }));
     for path in status.untracked {
         let Some(path) = relative(&path) else {
             continue;
@@ -235,9 +345,20 @@ async fn assemble(
     git: &Git<'_>,
     cache: &Cache,
     baseline: &Value,
-    entries: BTreeMap<Vec<u8>, Entry>,
+    mut entries: BTreeMap<Vec<u8>, Entry>,
     mut skipped: Vec<Skipped>,
 ) -> Result<Built> {
+    // An ASP path is a JSON string: a name that is not UTF-8 is reported, never sent altered.
+    entries.retain(|path, _| {
+        let utf8 = std::str::from_utf8(path).is_ok();
+        if !utf8 {
+            skipped.push(Skipped {
+                path: lossy(path),
+                why: NOT_UTF8.to_owned(),
+            });
+        }
+        utf8
+    });
     let before_blobs: Vec<String> = entries
         .values()
         .filter_map(|e| e.before.as_ref())
@@ -245,7 +366,7 @@ async fn assemble(
         .map(|b| b.oid.clone())
         .collect();
     let before_ids = cache.blob_ids(git, before_blobs).await?;
-    let mut afters = after_side(root, git, &entries).await?;
+    let mut afters = after_side(root, git.deadline, &entries).await?;
 
     let mut changes = Vec::new();
     for (path, entry) in entries {
@@ -305,49 +426,29 @@ async fn assemble(
     })
 }
 
-/// The after-side of every entry that has one, read off the async threads; a checked-out submodule
-/// by its `HEAD` commit.
+/// The after-side of every entry that has one, read off the async threads.
 async fn after_side(
     root: &Path,
-    git: &Git<'_>,
+    deadline: Instant,
     entries: &BTreeMap<Vec<u8>, Entry>,
 ) -> Result<HashMap<Vec<u8>, Found>> {
-    let wanted: Vec<(Vec<u8>, bool)> = entries
+    let wanted: Vec<Vec<u8>> = entries
         .iter()
         .filter(|(_, e)| e.after)
-        .map(|(path, e)| (path.clone(), e.gitlink))
+        .map(|(path, _)| path.clone())
         .collect();
     let dir = root.to_path_buf();
-    let deadline = git.deadline;
     let read = tokio::task::spawn_blocking(move || {
-        let mut found = Vec::with_capacity(wanted.len());
-        let mut submodules = Vec::new();
-        for (path, gitlink) in wanted {
+        let mut found = HashMap::with_capacity(wanted.len());
+        for path in wanted {
             let full = os_path(&path);
-            if gitlink && std::fs::symlink_metadata(dir.join(&full).join(".git")).is_ok() {
-                submodules.push(path);
-            } else {
-                found.push((path, disk::read(&dir, &full, deadline)?));
-            }
+            let after = disk::read(&dir, &full, deadline)?;
+            found.insert(path, after);
         }
-        Ok::<_, Error>((found, submodules))
+        Ok::<_, Error>(found)
     });
-    let (found, submodules) = read
-        .await
-        .map_err(|e| Error::Unavailable(format!("reading the working tree stopped: {e}")))??;
-    let mut found: HashMap<Vec<u8>, Found> = found.into_iter().collect();
-    for path in submodules {
-        let dir = root.join(os_path(&path));
-        let inner = Git {
-            dir: &dir,
-            deadline: git.deadline,
-            runs: git.runs,
-        };
-        let commit = inner.peel("HEAD", "commit").await?;
-        let after = commit.map_or(Found::Directory, |c| Found::Blob(blob_id(c.as_bytes())));
-        found.insert(path, after);
-    }
-    Ok(found)
+    read.await
+        .map_err(|e| Error::Unavailable(format!("reading the working tree stopped: {e}")))?
 }
 
 fn lossy(path: &[u8]) -> String {
@@ -576,10 +677,11 @@ mod tests {
         assert_eq!(set.changes[0].after, Some(blob_id(b"/dev/zero")));
     }
 
-    #[test]
-    fn a_submodule_at_another_commit_is_a_gitlink_change() {
+    /// [`repo`] with a submodule `sub` of another [`repo`] (two commits), committed at the
+    /// second: the repository and the first commit's id.
+    fn with_submodule() -> (Repo, Repo, String) {
         let upstream = repo();
-        let (first, second) = commit_second(upstream.path());
+        let (first, _) = commit_second(upstream.path());
         let dir = repo();
         let source = upstream.path().to_str().unwrap();
         sh(
@@ -595,19 +697,122 @@ mod tests {
             ],
         );
         sh(dir.path(), &["commit", "-q", "-m", "with a submodule"]);
+        (dir, upstream, first)
+    }
+
+    #[test]
+    fn a_submodule_at_another_commit_or_with_untracked_files_is_left_out_as_its_own_repository() {
+        let (dir, _upstream, first) = with_submodule();
+        let left_out = |built: &Built| {
+            built
+                .skipped
+                .iter()
+                .map(|s| (s.path.clone(), s.why.clone()))
+                .collect::<Vec<_>>()
+        };
+        let submodule = [("sub".to_owned(), SUBMODULE.to_owned())];
+        // A key nobody tracks inside the submodule, the commit unchanged.
+        std::fs::write(
+            dir.path().join("sub/id_rsa"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        let clean = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();
+        assert!(clean.changeset.changes.is_empty(), "{clean:?}");
+        assert_eq!(
+            left_out(&clean),
+            submodule,
+            "never 'the working tree equals the baseline'"
+        );
         sh(&dir.path().join("sub"), &["checkout", "-q", &first]);
-        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
-        assert_eq!(set.changes.len(), 1, "{set:?}");
-        let sub = &set.changes[0];
-        assert_eq!((sub.path.as_str(), &sub.kind), ("sub", &ChangeKind::Modify));
+        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
+        let moved = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();
+        let paths: Vec<_> = moved
+            .changeset
+            .changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect();
+        assert_eq!(paths, ["edited.txt"], "a gitlink is no file change");
+        assert_eq!(left_out(&moved), submodule);
+        let only = ["sub/id_rsa".to_owned()];
+        let within = built(
+            dir.path(),
+            &Cache::default(),
+            &json!({"rev": "x"}),
+            Some(&only),
+        )
+        .unwrap();
         assert_eq!(
-            sub.before.as_deref(),
-            Some(blob_id(second.as_bytes()).as_str())
+            left_out(&within),
+            submodule,
+            "a path inside it names it too"
         );
+        let elsewhere = ["kept.txt".to_owned()];
+        let outside = built(
+            dir.path(),
+            &Cache::default(),
+            &json!({"rev": "x"}),
+            Some(&elsewhere),
+        )
+        .unwrap();
+        assert!(outside.skipped.is_empty(), "{outside:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_left_out_never_sent_altered() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = repo();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xff.txt");
+        std::fs::write(dir.path().join(name), "tracked\n").unwrap();
+        sh(dir.path(), &["add", "."]);
+        sh(
+            dir.path(),
+            &["commit", "-q", "-m", "a name that is not UTF-8"],
+        );
+        std::fs::write(dir.path().join(name), "edited\n").unwrap();
+        std::fs::write(
+            dir.path().join(std::ffi::OsStr::from_bytes(b"new\xfe")),
+            "x\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
+        let built = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();
+        let paths: Vec<_> = built
+            .changeset
+            .changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect();
+        assert_eq!(paths, ["edited.txt"]);
+        let skipped: Vec<_> = built
+            .skipped
+            .iter()
+            .map(|s| (s.path.as_str(), s.why.as_str()))
+            .collect();
         assert_eq!(
-            sub.after.as_deref(),
-            Some(blob_id(first.as_bytes()).as_str())
+            skipped,
+            [("caf\u{fffd}.txt", NOT_UTF8), ("new\u{fffd}", NOT_UTF8)]
         );
+        let sweep = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(build_all(
+                dir.path(),
+                &Cache::default(),
+                &json!({"rev": "x"}),
+            ))
+            .unwrap();
+        assert!(
+            sweep
+                .changeset
+                .changes
+                .iter()
+                .all(|c| !c.path.contains('\u{fffd}'))
+        );
+        assert_eq!(sweep.skipped.len(), 1, "{sweep:?}");
     }
 
     #[test]
