@@ -103,15 +103,6 @@ struct Layout {
 }
 
 impl Cache {
-    /// A cache whose git commands let the filter drivers named here run (with the programs of the
-    /// user's and the system's configuration only); every other driver is neutralised.
-    pub(crate) fn allowing_filters(allowed: Vec<String>) -> Cache {
-        Cache {
-            filters: FilterCache::new(allowed),
-            ..Cache::default()
-        }
-    }
-
     async fn layout(&self, git: &Git<'_>) -> Result<Layout> {
         if let Some(layout) = lock(&self.layout).clone() {
             return Ok(layout);

@@ -19,7 +19,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-pub use filters::{FilterCache, Filters};
+pub use filters::{FilterCache, Filters, trust_filters};
 
 use crate::error::{Error, Result};
 
@@ -127,7 +127,9 @@ impl<'a> Git<'a> {
     async fn filters_now(&self) -> Result<std::borrow::Cow<'a, Filters>> {
         match self.filters {
             Some(filters) => Ok(std::borrow::Cow::Borrowed(filters)),
-            None => Ok(std::borrow::Cow::Owned(filters::lookup(self, &[]).await?.0)),
+            None => Ok(std::borrow::Cow::Owned(
+                filters::lookup(self, filters::trusted()).await?.0,
+            )),
         }
     }
 

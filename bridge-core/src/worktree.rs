@@ -146,16 +146,6 @@ impl Worktree {
         }
     }
 
-    /// The same working tree, whose git commands let the filter drivers named here run, with the
-    /// programs the user's and the system's git configuration give them (never the repository's);
-    /// every other driver is neutralised (see [`crate::git`]).
-    pub fn allowing_git_filters(self, names: Vec<String>) -> Worktree {
-        Worktree {
-            root: self.root,
-            cache: Arc::new(changeset::Cache::allowing_filters(names)),
-        }
-    }
-
     pub fn root(&self) -> &Path {
         &self.root
     }

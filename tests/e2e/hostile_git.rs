@@ -166,3 +166,43 @@ fn a_submodule_at_another_commit_and_a_name_that_is_not_utf8_are_left_out_and_th
     assert!(text.contains("hygiene/private-key"), "{text}");
     assert!(!text.contains("asp/coverage/stale"), "{text}");
 }
+
+#[test]
+fn a_filter_the_trusted_configuration_allows_runs_with_the_users_program_never_the_repositorys() {
+    let (outside, home) = outside_with_home();
+    let (scratch, marker) = hostile(outside.path());
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::write(repo.join(".gitattributes"), "* filter=lfs\n").unwrap();
+    scratch.git(&["commit", "-q", "-am", "lfs"]);
+    std::fs::File::options()
+        .write(true)
+        .open(repo.join("notes.txt"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + Duration::from_secs(9))
+        .unwrap();
+    let evil = script(outside.path(), "repository-lfs", &marker);
+    scratch.git(&["config", "filter.lfs.clean", evil.to_str().unwrap()]);
+    let trusted = script(outside.path(), "user-lfs", &marker);
+    let global = format!("[filter \"lfs\"]\n\tclean = {}\n", trusted.display());
+    std::fs::write(home.join(".gitconfig"), global).unwrap();
+    // The set-up's own git commands ran the repository's fsmonitor.
+    let _ = std::fs::remove_file(&marker);
+    let args = ["status", "--repo", repo.to_str().unwrap()];
+    let status = run(&repo, &home, &args);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    assert_nothing_ran(&marker, "status without [git] filters");
+    std::fs::create_dir_all(home.join("asp-bridge")).unwrap();
+    std::fs::write(
+        home.join("asp-bridge/host.toml"),
+        "[git]\nfilters = [\"lfs\"]\n",
+    )
+    .unwrap();
+    let status = run(&repo, &home, &args);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(ran.contains("user-lfs"), "the allowed driver runs: {ran:?}");
+    assert!(
+        !ran.contains("repository-lfs"),
+        "never the repository's program: {ran}"
+    );
+}

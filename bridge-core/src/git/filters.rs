@@ -7,14 +7,16 @@
 //! anywhere, and each gets empty `clean`, `smudge` and `process` commands and `required = false`
 //! (git then leaves the content as it is). A driver the trusted configuration allows (git-lfs's
 //! `lfs`, without which every LFS file looks modified) gets the programs that the user's, the
-//! system's or the caller's own settings give it, never those of the repository's configuration.
+//! system's or the caller's own settings give it, never those of the repository's configuration:
+//! a variable only the repository sets is emptied (for `process`, which git prefers to `clean` and
+//! `smudge` when it is set at all, that turns the driver off).
 //!
 //! [`FilterCache`] keeps the answer while the configuration files are byte for byte what they were
 //! (the repository's, the user's, the system's), so that an evaluation still starts one git
 //! process; a configuration that includes other files is looked up again every time.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
@@ -24,6 +26,22 @@ use crate::error::Result;
 /// Most bytes of a configuration file read to see whether it changed; a larger one (or one that is
 /// no regular file) is not cached by.
 const MAX_CONFIG: u64 = 4 << 20;
+
+/// Drivers the trusted configuration allows, for the whole process (set once, at start).
+static TRUSTED: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Lets the filter drivers named here run in every git command of this process from now on, with
+/// the programs of the user's and the system's git configuration (never the repository's). Called
+/// once, by the CLI, with `[git] filters` of the trusted configuration; a later call changes
+/// nothing and says so (`false`).
+pub fn trust_filters(names: Vec<String>) -> bool {
+    TRUSTED.set(names).is_ok()
+}
+
+/// The drivers of [`trust_filters`].
+pub(super) fn trusted() -> &'static [String] {
+    TRUSTED.get().map_or(&[], Vec::as_slice)
+}
 
 /// The overrides of every filter driver the configuration defines.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,7 +71,9 @@ impl Filters {
 /// whether it includes other files.
 pub(super) fn parse(listing: &[u8], allowed: &[String]) -> (Filters, bool) {
     let mut names: Vec<String> = Vec::new();
-    // The trusted values of allowed drivers: (name, variable) → value, the last one winning.
+    // Every (name, variable) set anywhere, and the trusted values of allowed drivers, the last one
+    // winning.
+    let mut set: Vec<(String, String)> = Vec::new();
     let mut trusted: Vec<(String, String, String)> = Vec::new();
     let mut includes = false;
     let mut fields = listing.split(|&b| b == 0);
@@ -72,6 +92,9 @@ pub(super) fn parse(listing: &[u8], allowed: &[String]) -> (Filters, bool) {
         if !names.iter().any(|n| n == name) {
             names.push(name.to_owned());
         }
+        if !set.iter().any(|(n, v)| n == name && v == variable) {
+            set.push((name.to_owned(), variable.to_owned()));
+        }
         let scope_trusted = matches!(scope, b"system" | b"global" | b"command");
         if scope_trusted && allowed.iter().any(|a| a == name) {
             trusted.retain(|(n, v, _)| !(n == name && v == variable));
@@ -80,22 +103,32 @@ pub(super) fn parse(listing: &[u8], allowed: &[String]) -> (Filters, bool) {
     }
     let mut pairs = Vec::with_capacity(names.len() * 4);
     for name in names {
-        let given = |variable: &str| {
-            trusted
+        let key = |variable: &str| format!("filter.{name}.{variable}");
+        if !allowed.contains(&name) {
+            // An empty `process` alone already keeps git from running `clean` and `smudge`.
+            for variable in ["clean", "smudge", "process"] {
+                pairs.push((key(variable), String::new()));
+            }
+            pairs.push((key("required"), "false".to_owned()));
+            continue;
+        }
+        // An allowed driver: the trusted value of each variable; one only the repository sets is
+        // emptied (an empty `process` then turns the whole driver off, which is safe); one nobody
+        // sets stays unset, as git needs an unset `process` to use `clean` and `smudge`.
+        for variable in ["clean", "smudge", "process", "required"] {
+            let given = trusted
                 .iter()
                 .find(|(n, v, _)| *n == name && v == variable)
-                .map(|(_, _, value)| value.clone())
-        };
-        for variable in ["clean", "smudge", "process"] {
-            pairs.push((
-                format!("filter.{name}.{variable}"),
-                given(variable).unwrap_or_default(),
-            ));
+                .map(|(_, _, value)| value.clone());
+            let value = match given {
+                Some(value) => value,
+                None if set.iter().any(|(n, v)| *n == name && v == variable) => {
+                    if variable == "required" { "false" } else { "" }.to_owned()
+                }
+                None => continue,
+            };
+            pairs.push((key(variable), value));
         }
-        pairs.push((
-            format!("filter.{name}.required"),
-            given("required").unwrap_or_else(|| "false".to_owned()),
-        ));
     }
     (Filters { pairs }, includes)
 }
@@ -109,11 +142,18 @@ pub(super) async fn lookup(git: &Git<'_>, allowed: &[String]) -> Result<(Filters
 }
 
 /// The filter overrides of one repository, kept while its configuration files are unchanged.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FilterCache {
     /// Drivers the trusted configuration allows by name.
     allowed: Vec<String>,
     last: Mutex<Option<(Vec<Option<[u8; 32]>>, Filters)>>,
+}
+
+impl Default for FilterCache {
+    /// A cache allowing the drivers of [`trust_filters`].
+    fn default() -> FilterCache {
+        FilterCache::new(TRUSTED.get().cloned().unwrap_or_default())
+    }
 }
 
 impl FilterCache {

@@ -186,7 +186,19 @@ local\0filter.other.clean\n/tmp/evil\0local\0include.path\n/tmp/more\0";
         "the repository's own programs for an allowed driver are dropped"
     );
     let (only_local, _) = filters::parse(b"local\0filter.lfs.clean\n/tmp/evil\0", &["lfs".into()]);
-    assert_eq!(only_local.pairs().next(), Some(("filter.lfs.clean", "")));
+    assert_eq!(
+        only_local.pairs().collect::<Vec<_>>(),
+        [("filter.lfs.clean", "")]
+    );
+    let (trusted_clean, _) = filters::parse(
+        b"global\0filter.lfs.clean\ngit-lfs clean\0",
+        &["lfs".into()],
+    );
+    assert_eq!(
+        trusted_clean.pairs().collect::<Vec<_>>(),
+        [("filter.lfs.clean", "git-lfs clean")],
+        "an unset process stays unset, or git would not use clean"
+    );
 }
 
 #[test]

@@ -155,3 +155,14 @@ fn a_configuration_that_is_a_fifo_or_a_folder_is_refused_without_waiting_for_a_w
         );
     }
 }
+
+#[test]
+fn git_filters_the_user_trusts_are_named_in_the_git_table() {
+    let config = parse("[git]\nfilters = [\"lfs\"]\n").unwrap();
+    assert_eq!(config.git_filters, ["lfs"]);
+    assert!(parse("").unwrap().git_filters.is_empty());
+    let (line, key, _) = error("\n[git]\nfilters = [\"\"]\n");
+    assert_eq!((line, key.as_str()), (3, "git.filters"));
+    let (_, key, _) = error("[git]\nprograms = [\"x\"]\n");
+    assert!(key.contains("programs"), "{key}");
+}
