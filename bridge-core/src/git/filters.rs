@@ -141,12 +141,15 @@ pub(super) async fn lookup(git: &Git<'_>, allowed: &[String]) -> Result<(Filters
     Ok(parse(&listing, allowed))
 }
 
+/// The sha256 of each configuration file git reads (`None`: absent).
+type Stamp = Vec<Option<[u8; 32]>>;
+
 /// The filter overrides of one repository, kept while its configuration files are unchanged.
 #[derive(Debug)]
 pub struct FilterCache {
     /// Drivers the trusted configuration allows by name.
     allowed: Vec<String>,
-    last: Mutex<Option<(Vec<Option<[u8; 32]>>, Filters)>>,
+    last: Mutex<Option<(Stamp, Filters)>>,
 }
 
 impl Default for FilterCache {
@@ -217,7 +220,7 @@ fn config_files(git_dir: &Path, common_dir: &Path) -> Vec<PathBuf> {
 /// The sha256 of each file (`None` when absent); `None` for the whole when one cannot be compared
 /// (not a regular file, too large, unreadable) or the repository's own file is missing (then the
 /// directories may not be what git reads).
-fn stamp(files: &[PathBuf]) -> Option<Vec<Option<[u8; 32]>>> {
+fn stamp(files: &[PathBuf]) -> Option<Stamp> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut stamp = Vec::with_capacity(files.len());
