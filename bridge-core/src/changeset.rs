@@ -297,7 +297,13 @@ pub(crate) async fn build(
                         .is_some_and(|rest| rest.starts_with(b"/"))
             }),
         };
-        for path in cache.submodules(&git, head).await? {
+        // A listing past the cap (a tree of millions of files) names no submodule: said in the
+        // log, and the evaluation goes on without that list.
+        let listed = cache.submodules(&git, head).await.unwrap_or_else(|e| {
+            tracing::warn!("the submodules of HEAD could not be listed: {e}");
+            Vec::new()
+        });
+        for path in listed {
             let Some(path) = relative(&path) else {
                 continue;
             };
