@@ -56,9 +56,18 @@ impl HostChoice {
                 },
             },
         };
-        if let Source::Embedded { .. } = source {
-            core_host::config::Config::load(config.as_deref(), Vec::new())
-                .context("the embedded host's configuration")?;
+        // The trusted configuration also names the git filter drivers the user allows (`[git]
+        // filters`), for the bridge's own git commands whichever host is used; it must be valid
+        // only when it is the embedded host's.
+        let trusted = core_host::config::Config::load(config.as_deref(), Vec::new());
+        let trusted = match (&source, trusted) {
+            (Source::Embedded { .. }, trusted) => {
+                Some(trusted.context("the embedded host's configuration")?)
+            }
+            (_, trusted) => trusted.ok(),
+        };
+        if let Some(trusted) = trusted {
+            bridge_core::git::trust_filters(trusted.git_filters);
         }
         Ok(HostChoice { source, config })
     }

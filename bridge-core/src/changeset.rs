@@ -28,6 +28,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::git::{FilterCache, Filters};
 use crate::lock;
 use crate::proto::{Change, ChangeKind, ChangeSet};
 use disk::Found;
@@ -35,6 +36,10 @@ use git::{GITLINK, Git, Object};
 
 /// How long building one changeset may take (git, and hashing what changed).
 const DEADLINE: Duration = Duration::from_secs(60);
+/// Why a submodule is never part of a changeset.
+pub const SUBMODULE: &str = "submodule: its own repository, not evaluated";
+/// Why a path whose name is not UTF-8 is never part of a changeset.
+pub const NOT_UTF8: &str = "a name that is not UTF-8 (ASP paths are JSON strings), not evaluated";
 /// Baselines and before-blob ids remembered; past this the cache starts over.
 const CACHED_BASES: usize = 64;
 const CACHED_BLOBS: usize = 8192;
@@ -68,7 +73,11 @@ pub struct Skipped {
 /// each baseline names, the ids of before-blobs (content-addressed, so never stale).
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    prefix: Mutex<Option<String>>,
+    layout: Mutex<Option<Layout>>,
+    /// The filter overrides of every git command that reads working-tree content.
+    filters: FilterCache,
+    /// The submodules a commit has (repository-relative), for the last commit asked about.
+    submodules: Mutex<Option<(String, Vec<Vec<u8>>)>>,
     bases: Mutex<HashMap<String, BaseRef>>,
     blobs: Mutex<HashMap<String, String>>,
     /// git processes started, for tests and logs.
@@ -84,18 +93,73 @@ enum BaseRef {
     Tree(String),
 }
 
+/// Where the working tree sits: its path inside the repository and git's directories.
+#[derive(Clone, Debug)]
+struct Layout {
+    /// `""` at the top, else ending with `/`.
+    prefix: String,
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+}
+
 impl Cache {
+    async fn layout(&self, git: &Git<'_>) -> Result<Layout> {
+        if let Some(layout) = lock(&self.layout).clone() {
+            return Ok(layout);
+        }
+        let out = git
+            .run(&[
+                "rev-parse",
+                "--show-prefix",
+                "--absolute-git-dir",
+                "--git-common-dir",
+            ])
+            .await?;
+        let text = String::from_utf8_lossy(&out);
+        let mut lines = text.split('\n');
+        let (Some(prefix), Some(git_dir), Some(common)) =
+            (lines.next(), lines.next(), lines.next())
+        else {
+            return Err(Error::Git(format!(
+                "unexpected git rev-parse output {text:?}"
+            )));
+        };
+        let common_dir = git.dir.join(common);
+        let layout = Layout {
+            prefix: prefix.to_owned(),
+            git_dir: PathBuf::from(git_dir),
+            common_dir,
+        };
+        *lock(&self.layout) = Some(layout.clone());
+        Ok(layout)
+    }
+
     /// The working tree's path inside its repository (`""` at the top, else ending with `/`).
     async fn prefix(&self, git: &Git<'_>) -> Result<String> {
-        if let Some(prefix) = lock(&self.prefix).clone() {
-            return Ok(prefix);
+        Ok(self.layout(git).await?.prefix)
+    }
+
+    /// The filter overrides for this repository's configuration as it is now.
+    async fn filters(&self, git: &Git<'_>) -> Result<Filters> {
+        let layout = self.layout(git).await?;
+        self.filters
+            .get(&git.runner(), &layout.git_dir, &layout.common_dir)
+            .await
+    }
+
+    /// The submodules (gitlinks) of `commit`, repository-relative, looked up once per commit.
+    async fn submodules(&self, git: &Git<'_>, commit: &str) -> Result<Vec<Vec<u8>>> {
+        if let Some((known, paths)) = lock(&self.submodules).as_ref()
+            && known == commit
+        {
+            return Ok(paths.clone());
         }
-        let out = git.run(&["rev-parse", "--show-prefix"]).await?;
-        let prefix = String::from_utf8_lossy(&out)
-            .trim_end_matches('\n')
-            .to_owned();
-        *lock(&self.prefix) = Some(prefix.clone());
-        Ok(prefix)
+        let out = git
+            .run(&["ls-tree", "-r", "-z", "--full-tree", commit])
+            .await?;
+        let paths = git::parse_gitlinks(&out);
+        *lock(&self.submodules) = Some((commit.to_owned(), paths.clone()));
+        Ok(paths)
     }
 
     /// What `rev` names, looked up once per baseline.
@@ -164,12 +228,12 @@ struct Entry {
     before: Option<Object>,
     /// The working tree has something there.
     after: bool,
-    /// ...and git sees a submodule there.
-    gitlink: bool,
 }
 
 /// The changes of the working tree at `root` against `baseline`, limited to `paths` when given
-/// (repo-relative, already confined by the caller).
+/// (repo-relative, already confined by the caller). Submodules are left out with the reason
+/// [`SUBMODULE`]: every one `HEAD` has or the working tree adds (what changed inside one, its
+/// commit included, is another repository's, never evaluated here).
 pub(crate) async fn build(
     root: &Path,
     cache: &Cache,
@@ -177,12 +241,18 @@ pub(crate) async fn build(
     paths: Option<&[String]>,
 ) -> Result<Built> {
     let deadline = Instant::now() + DEADLINE;
-    let git = Git {
+    let plain = Git {
         dir: root,
         deadline,
         runs: &cache.git_runs,
+        filters: None,
     };
-    let prefix = cache.prefix(&git).await?;
+    let prefix = cache.prefix(&plain).await?;
+    let filters = cache.filters(&plain).await?;
+    let git = Git {
+        filters: Some(&filters),
+        ..plain
+    };
     let rev = baseline
         .get("rev")
         .and_then(Value::as_str)
@@ -202,15 +272,52 @@ pub(crate) async fn build(
     let relative = |path: &[u8]| path.strip_prefix(prefix.as_bytes()).map(<[u8]>::to_vec);
     let mut entries: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
     let mut skipped = Vec::new();
+    let mut submodules: Vec<Vec<u8>> = Vec::new();
     for change in tracked {
         let Some(path) = relative(&change.path) else {
             continue;
         };
+        let gitlink = change.before.as_ref().is_some_and(|b| b.mode == GITLINK)
+            || change.after_mode == Some(GITLINK);
+        if gitlink {
+            submodules.push(path);
+            continue;
+        }
         let entry = entries.entry(path).or_default();
         entry.before = change.before;
         entry.after = change.after_mode.is_some();
-        entry.gitlink = change.after_mode == Some(GITLINK);
     }
+    if let Some(head) = &status.head {
+        let wanted = |path: &[u8]| match paths {
+            None => true,
+            Some(paths) => paths.iter().any(|p| {
+                let p = p.as_bytes();
+                p == path
+                    || p.strip_prefix(path)
+                        .is_some_and(|rest| rest.starts_with(b"/"))
+            }),
+        };
+        // A listing past the cap (a tree of millions of files) names no submodule: said in the
+        // log, and the evaluation goes on without that list.
+        let listed = cache.submodules(&git, head).await.unwrap_or_else(|e| {
+            tracing::warn!("the submodules of HEAD could not be listed: {e}");
+            Vec::new()
+        });
+        for path in listed {
+            let Some(path) = relative(&path) else {
+                continue;
+            };
+            if wanted(&path) {
+                submodules.push(path);
+            }
+        }
+    }
+    submodules.sort();
+    submodules.dedup();
+    skipped.extend(submodules.iter().map(|path| Skipped {
+        path: lossy(path),
+        why: SUBMODULE.to_owned(),
+    }));
     for path in status.untracked {
         let Some(path) = relative(&path) else {
             continue;
@@ -235,9 +342,20 @@ async fn assemble(
     git: &Git<'_>,
     cache: &Cache,
     baseline: &Value,
-    entries: BTreeMap<Vec<u8>, Entry>,
+    mut entries: BTreeMap<Vec<u8>, Entry>,
     mut skipped: Vec<Skipped>,
 ) -> Result<Built> {
+    // An ASP path is a JSON string: a name that is not UTF-8 is reported, never sent altered.
+    entries.retain(|path, _| {
+        let utf8 = std::str::from_utf8(path).is_ok();
+        if !utf8 {
+            skipped.push(Skipped {
+                path: lossy(path),
+                why: NOT_UTF8.to_owned(),
+            });
+        }
+        utf8
+    });
     let before_blobs: Vec<String> = entries
         .values()
         .filter_map(|e| e.before.as_ref())
@@ -245,7 +363,7 @@ async fn assemble(
         .map(|b| b.oid.clone())
         .collect();
     let before_ids = cache.blob_ids(git, before_blobs).await?;
-    let mut afters = after_side(root, git, &entries).await?;
+    let mut afters = after_side(root, git.deadline, &entries).await?;
 
     let mut changes = Vec::new();
     for (path, entry) in entries {
@@ -305,49 +423,29 @@ async fn assemble(
     })
 }
 
-/// The after-side of every entry that has one, read off the async threads; a checked-out submodule
-/// by its `HEAD` commit.
+/// The after-side of every entry that has one, read off the async threads.
 async fn after_side(
     root: &Path,
-    git: &Git<'_>,
+    deadline: Instant,
     entries: &BTreeMap<Vec<u8>, Entry>,
 ) -> Result<HashMap<Vec<u8>, Found>> {
-    let wanted: Vec<(Vec<u8>, bool)> = entries
+    let wanted: Vec<Vec<u8>> = entries
         .iter()
         .filter(|(_, e)| e.after)
-        .map(|(path, e)| (path.clone(), e.gitlink))
+        .map(|(path, _)| path.clone())
         .collect();
     let dir = root.to_path_buf();
-    let deadline = git.deadline;
     let read = tokio::task::spawn_blocking(move || {
-        let mut found = Vec::with_capacity(wanted.len());
-        let mut submodules = Vec::new();
-        for (path, gitlink) in wanted {
+        let mut found = HashMap::with_capacity(wanted.len());
+        for path in wanted {
             let full = os_path(&path);
-            if gitlink && std::fs::symlink_metadata(dir.join(&full).join(".git")).is_ok() {
-                submodules.push(path);
-            } else {
-                found.push((path, disk::read(&dir, &full, deadline)?));
-            }
+            let after = disk::read(&dir, &full, deadline)?;
+            found.insert(path, after);
         }
-        Ok::<_, Error>((found, submodules))
+        Ok::<_, Error>(found)
     });
-    let (found, submodules) = read
-        .await
-        .map_err(|e| Error::Unavailable(format!("reading the working tree stopped: {e}")))??;
-    let mut found: HashMap<Vec<u8>, Found> = found.into_iter().collect();
-    for path in submodules {
-        let dir = root.join(os_path(&path));
-        let inner = Git {
-            dir: &dir,
-            deadline: git.deadline,
-            runs: git.runs,
-        };
-        let commit = inner.peel("HEAD", "commit").await?;
-        let after = commit.map_or(Found::Directory, |c| Found::Blob(blob_id(c.as_bytes())));
-        found.insert(path, after);
-    }
-    Ok(found)
+    read.await
+        .map_err(|e| Error::Unavailable(format!("reading the working tree stopped: {e}")))?
 }
 
 fn lossy(path: &[u8]) -> String {
@@ -379,272 +477,4 @@ pub fn path_bytes(path: &Path) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    use test_support::git::{Repo, git as sh, rev_parse};
-
-    fn repo() -> Repo {
-        Repo::new(&[
-            ("kept.txt", "same\n"),
-            ("edited.txt", "old\n"),
-            ("gone.txt", "bye\n"),
-        ])
-    }
-
-    /// Commits `edited.txt` as `v2` on top of [`repo`]'s commit; returns the ids of both commits.
-    fn commit_second(dir: &Path) -> (String, String) {
-        let first = rev_parse(dir, "HEAD");
-        std::fs::write(dir.join("edited.txt"), "v2\n").unwrap();
-        sh(dir, &["commit", "-q", "-am", "second"]);
-        (first, rev_parse(dir, "HEAD"))
-    }
-
-    /// The changeset of [`repo`] with `edited.txt` edited, limited to `paths`.
-    fn edited_within(paths: &[&str]) -> ChangeSet {
-        let dir = repo();
-        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-        let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
-        changes(dir.path(), &json!({"rev": "x"}), Some(&paths)).unwrap()
-    }
-
-    #[test]
-    fn blob_ids_are_sha256_of_raw_bytes() {
-        assert_eq!(
-            blob_id(b""),
-            "blob:sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-    }
-
-    /// The changeset of `dir`'s working tree, built as an evaluation builds it.
-    fn changes(dir: &Path, baseline: &Value, paths: Option<&[String]>) -> Result<ChangeSet> {
-        built(dir, &Cache::default(), baseline, paths).map(|b| b.changeset)
-    }
-
-    fn built(
-        dir: &Path,
-        cache: &Cache,
-        baseline: &Value,
-        paths: Option<&[String]>,
-    ) -> Result<Built> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(build(dir, cache, baseline, paths))
-    }
-
-    #[test]
-    fn working_tree_changes_against_head() {
-        let dir = repo();
-        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-        std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
-        std::fs::write(dir.path().join("fresh ü.txt"), "hi\n").unwrap();
-        let baseline = json!({"rev": "tree:not-a-git-object"});
-        let set = changes(dir.path(), &baseline, None).unwrap();
-        assert_eq!(
-            set.baseline, baseline,
-            "the baseline is echoed as the host issued it"
-        );
-        let summary: Vec<_> = set
-            .changes
-            .iter()
-            .map(|c| (c.path.as_str(), c.kind.clone()))
-            .collect();
-        assert_eq!(
-            summary,
-            [
-                ("edited.txt", ChangeKind::Modify),
-                ("fresh ü.txt", ChangeKind::Create),
-                ("gone.txt", ChangeKind::Delete)
-            ]
-        );
-        let edited = &set.changes[0];
-        assert_eq!(edited.before, Some(blob_id(b"old\n")));
-        assert_eq!(edited.after, Some(blob_id(b"new\n")));
-        assert_eq!(set.changes[2].before, Some(blob_id(b"bye\n")));
-        assert_eq!(set.changes[2].after, None);
-    }
-
-    #[test]
-    fn a_baseline_naming_a_commit_is_used_as_the_base() {
-        let dir = repo();
-        let (head, _) = commit_second(dir.path());
-        let set = changes(dir.path(), &json!({"rev": format!("git:{head}")}), None).unwrap();
-        assert_eq!(
-            set.changes.len(),
-            1,
-            "committed change since the baseline commit is included"
-        );
-        assert_eq!(set.changes[0].before, Some(blob_id(b"old\n")));
-    }
-
-    #[test]
-    fn paths_limit_the_changeset_and_nothing_changed_is_empty() {
-        assert!(edited_within(&["kept.txt"]).changes.is_empty());
-    }
-
-    #[test]
-    fn a_workspace_in_a_subdirectory_gets_paths_relative_to_it() {
-        let dir = repo();
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::write(dir.path().join("sub/inner.txt"), "one\n").unwrap();
-        sh(dir.path(), &["add", "."]);
-        sh(dir.path(), &["commit", "-q", "-m", "sub"]);
-        std::fs::write(dir.path().join("sub/inner.txt"), "two\n").unwrap();
-        std::fs::write(dir.path().join("sub/new.txt"), "n\n").unwrap();
-        let set = changes(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
-        let paths: Vec<_> = set.changes.iter().map(|c| c.path.as_str()).collect();
-        assert_eq!(paths, ["inner.txt", "new.txt"]);
-        assert_eq!(set.changes[0].before, Some(blob_id(b"one\n")));
-    }
-
-    #[test]
-    fn paths_are_literal_not_globs() {
-        assert!(
-            edited_within(&["*.txt"]).changes.is_empty(),
-            "`*.txt` names a file called `*.txt`, not every text file"
-        );
-    }
-
-    #[test]
-    fn outside_a_repository_is_an_input_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = changes(dir.path(), &json!({"rev": "x"}), None).unwrap_err();
-        assert_eq!(err.fail_class(), crate::FailClass::Input);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn links_are_hashed_as_their_target_and_never_followed() {
-        use std::os::unix::fs::symlink;
-        let dir = repo();
-        let root = dir.path();
-        std::fs::create_dir(root.join("dir")).unwrap();
-        let links = [
-            ("zero", "/dev/zero"),
-            ("stdin", "/dev/stdin"),
-            ("passwd", "/etc/passwd"),
-            ("dangling", "no/such/file"),
-            ("to-dir", "dir"),
-        ];
-        for (name, target) in links {
-            symlink(target, root.join(name)).unwrap();
-        }
-        // git lists no untracked FIFO; a tracked file replaced by one is listed as modified.
-        for fifo in ["untracked-fifo", "edited.txt"] {
-            std::fs::remove_file(root.join(fifo)).ok();
-            test_support::process::mkfifo(&root.join(fifo));
-        }
-        let built = built(root, &Cache::default(), &json!({"rev": "x"}), None).unwrap();
-        let got: Vec<_> = built
-            .changeset
-            .changes
-            .iter()
-            .map(|c| (c.path.as_str(), c.kind.clone(), c.after.clone()))
-            .collect();
-        let mut want: Vec<_> = links
-            .iter()
-            .map(|(name, target)| (*name, ChangeKind::Create, Some(blob_id(target.as_bytes()))))
-            .collect();
-        want.sort_by(|a, b| a.0.cmp(b.0));
-        assert_eq!(
-            got, want,
-            "a link's blob is its target's bytes, as git stores it"
-        );
-        assert_eq!(
-            built.skipped,
-            [Skipped {
-                path: "edited.txt".into(),
-                why: "a FIFO".into()
-            }],
-            "a FIFO is never opened, only reported"
-        );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_tracked_file_replaced_by_a_link_is_a_modify_to_the_link_target() {
-        let dir = repo();
-        std::fs::remove_file(dir.path().join("edited.txt")).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", dir.path().join("edited.txt")).unwrap();
-        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
-        assert_eq!(set.changes.len(), 1);
-        assert_eq!(set.changes[0].kind, ChangeKind::Modify);
-        assert_eq!(set.changes[0].before, Some(blob_id(b"old\n")));
-        assert_eq!(set.changes[0].after, Some(blob_id(b"/dev/zero")));
-    }
-
-    #[test]
-    fn a_submodule_at_another_commit_is_a_gitlink_change() {
-        let upstream = repo();
-        let (first, second) = commit_second(upstream.path());
-        let dir = repo();
-        let source = upstream.path().to_str().unwrap();
-        sh(
-            dir.path(),
-            &[
-                "-c",
-                "protocol.file.allow=always",
-                "submodule",
-                "add",
-                "-q",
-                source,
-                "sub",
-            ],
-        );
-        sh(dir.path(), &["commit", "-q", "-m", "with a submodule"]);
-        sh(&dir.path().join("sub"), &["checkout", "-q", &first]);
-        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
-        assert_eq!(set.changes.len(), 1, "{set:?}");
-        let sub = &set.changes[0];
-        assert_eq!((sub.path.as_str(), &sub.kind), ("sub", &ChangeKind::Modify));
-        assert_eq!(
-            sub.before.as_deref(),
-            Some(blob_id(second.as_bytes()).as_str())
-        );
-        assert_eq!(
-            sub.after.as_deref(),
-            Some(blob_id(first.as_bytes()).as_str())
-        );
-    }
-
-    #[test]
-    fn a_large_file_is_hashed_as_it_streams() {
-        let dir = repo();
-        let big = std::fs::File::create(dir.path().join("big.bin")).unwrap();
-        big.set_len(3 * 1024 * 1024 + 7).unwrap();
-        let set = changes(dir.path(), &json!({"rev": "x"}), None).unwrap();
-        let want = blob_id(&vec![0u8; 3 * 1024 * 1024 + 7]);
-        assert_eq!(set.changes[0].after.as_deref(), Some(want.as_str()));
-    }
-
-    #[test]
-    fn later_evaluations_run_one_git_process_and_look_the_baseline_up_once() {
-        let dir = repo();
-        let head = rev_parse(dir.path(), "HEAD");
-        std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-        std::fs::write(dir.path().join("fresh.txt"), "hi\n").unwrap();
-        let cache = Cache::default();
-        let baseline = json!({"rev": format!("git:commit:{head}")});
-        let runs = || cache.git_runs.load(Ordering::Relaxed);
-        let first = built(dir.path(), &cache, &baseline, None).unwrap();
-        assert_eq!(first.changeset.changes.len(), 2);
-        let after_first = runs();
-        for round in 1..=3 {
-            std::fs::write(dir.path().join("edited.txt"), format!("round {round}\n")).unwrap();
-            let again = built(dir.path(), &cache, &baseline, None).unwrap();
-            assert_eq!(again.changeset.changes.len(), 2);
-            assert_eq!(
-                runs() - after_first,
-                round,
-                "one `git status` per evaluation once the baseline and before-blobs are known"
-            );
-        }
-        let path = ["edited.txt".to_owned()];
-        let before = runs();
-        built(dir.path(), &cache, &baseline, Some(&path)).unwrap();
-        assert_eq!(runs() - before, 1, "a single file costs one process too");
-    }
-}
+mod tests;

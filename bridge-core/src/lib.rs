@@ -5,6 +5,7 @@
 //! [`child`] (a child process with a peer on its stdio),
 //! [`proto`] (the outer seam on the wire), [`model`] (what front ends show), [`host`] (the typed
 //! host client, the host process and its handshake, supervision), [`changeset`] (working tree → ChangeSet),
+//! [`git`] (the one git runner: a deadline, caps, no program the repository names),
 //! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
 //! every front end uses), [`confine`] (client paths kept inside the workspace), [`digest`] (canonical JSON and sha256 ids), [`text`] (untrusted
 //! host text made safe).
@@ -17,6 +18,7 @@ pub mod confine;
 pub mod digest;
 mod error;
 pub mod framing;
+pub mod git;
 pub mod host;
 pub mod jsonrpc;
 pub mod model;

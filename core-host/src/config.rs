@@ -95,6 +95,10 @@ pub struct Config {
     /// The file it came from; `None` for the defaults.
     pub source: Option<PathBuf>,
     pub providers: Vec<ProviderSpec>,
+    /// git filter drivers the user trusts (`[git] filters`, e.g. git-lfs's `lfs`): the one
+    /// exception to git running no program of the repository's configuration; their programs come
+    /// from the user's and the system's git configuration only (see `bridge_core::git`).
+    pub git_filters: Vec<String>,
 }
 
 /// Where the configuration is: the flag (or `ASP_BRIDGE_CONFIG`, which the CLI folds into it),
@@ -138,6 +142,7 @@ impl Config {
         Config {
             source: None,
             providers: vec![hygiene(hygiene_command, &RawHygiene::default())],
+            git_filters: Vec::new(),
         }
     }
 
@@ -153,6 +158,19 @@ impl Config {
             let key = key_of(e.message()).unwrap_or_else(|| key_at(text, e.span()));
             fail(e.span(), &key, first_line(e.message()))
         })?;
+        let mut git_filters = Vec::new();
+        if let Some(filters) = raw.git.and_then(|g| g.into_inner().filters) {
+            for name in filters.get_ref() {
+                if name.is_empty() || name.chars().any(|c| c.is_control()) {
+                    return Err(fail(
+                        Some(filters.span()),
+                        "git.filters",
+                        "each must be the non-empty name of a filter driver".into(),
+                    ));
+                }
+                git_filters.push(name.clone());
+            }
+        }
         let mut providers = Vec::new();
         let hygiene_raw = raw.hygiene.map(Spanned::into_inner).unwrap_or_default();
         if hygiene_raw.enabled.as_ref().is_none_or(|e| *e.get_ref()) {
@@ -261,6 +279,7 @@ impl Config {
         Ok(Config {
             source: Some(file.to_path_buf()),
             providers,
+            git_filters,
         })
     }
 }
@@ -349,8 +368,15 @@ fn key_at(text: &str, span: Option<Range<usize>>) -> String {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
+    git: Option<Spanned<RawGit>>,
     hygiene: Option<Spanned<RawHygiene>>,
     provider: Option<Vec<Spanned<RawProvider>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawGit {
+    filters: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Default, Deserialize)]

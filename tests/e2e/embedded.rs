@@ -84,7 +84,7 @@ pub(crate) fn clean_env(command: &mut Command, home: &Path) {
         .env_remove("ASP_BRIDGE_CONFIG");
 }
 
-fn run(repo: &Path, home: &Path, args: &[&str]) -> Run {
+pub(crate) fn run(repo: &Path, home: &Path, args: &[&str]) -> Run {
     run_bridge_with(args, repo, LIMIT, |c| clean_env(c, home))
 }
 
@@ -229,7 +229,7 @@ fn a_clean_change_has_no_hygiene_results() {
 }
 
 /// `asp_diagnostics` over a bare MCP client: the tool result.
-fn mcp_diagnostics(repo: &Path, home: &Path) -> Value {
+pub(crate) fn mcp_diagnostics(repo: &Path, home: &Path) -> Value {
     let mut command = Command::new(bridge_bin());
     command.args(["mcp", "--repo"]).arg(repo).current_dir(repo);
     clean_env(&mut command, home);
@@ -241,7 +241,7 @@ fn mcp_diagnostics(repo: &Path, home: &Path) -> Value {
 }
 
 /// Opens `path` in `asp-bridge lsp` and returns the first diagnostic published for it.
-fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) -> Value {
+pub(crate) fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) -> Value {
     let mut command = Command::new(bridge_bin());
     command
         .args(["lsp", "--debounce-ms", "0"])

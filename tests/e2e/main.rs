@@ -8,6 +8,7 @@ mod embedded;
 mod faults;
 mod host_choice;
 mod hostile;
+mod hostile_git;
 mod load;
 mod lsp;
 mod mcp;

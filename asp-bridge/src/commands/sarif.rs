@@ -217,7 +217,11 @@ async fn live(
         let _ = writeln!(
             std::io::stderr(),
             "{}",
-            empty_line(&args.sweep, evaluation.merge_base.as_ref())
+            empty_line(
+                &args.sweep,
+                evaluation.merge_base.as_ref(),
+                &evaluation.skipped
+            )
         );
     }
     let host = &status.value.host;
@@ -236,8 +240,20 @@ async fn live(
 }
 
 /// The line that says an evaluation had nothing to send, and what to do about it.
-fn empty_line(sweep: &SweepArgs, merge_base: Option<&MergeBase>) -> String {
+fn empty_line(
+    sweep: &SweepArgs,
+    merge_base: Option<&MergeBase>,
+    skipped: &[bridge_core::changeset::Skipped],
+) -> String {
     let line = match (merge_base, sweep.all_files) {
+        // What was left out (a submodule, a name that is not UTF-8) may hold anything.
+        (None, false) if !skipped.is_empty() => format!(
+            "asp-bridge: sarif: the changeset is empty: nothing else changed against the host's \
+             baseline, and {} path(s) were left out, not evaluated: {} ({})",
+            skipped.len(),
+            skipped[0].path,
+            skipped[0].why
+        ),
         (Some(found), _) => format!(
             "asp-bridge: sarif: the changeset is empty: nothing changed since {}, the merge base \
              of {} and HEAD",

@@ -1,25 +1,25 @@
-//! The git processes a changeset needs, each with a deadline and a cap on what is read whole.
+//! The git commands a changeset needs, each through the one runner ([`crate::git`]: a deadline, a
+//! cap on what is read whole, no program the repository names).
 //!
 //! One `git status --porcelain=v2` per evaluation lists every change with its modes and the
 //! before-blob ids at `HEAD` (a base other than `HEAD` adds one `git diff-index`). Lookups that do not
-//! change between evaluations (the workspace's prefix in the repository, what the baseline names) are
-//! cached by the caller. Before-content is streamed through `git cat-file --batch` into the hash.
-//! Every command runs with `--no-optional-locks` (never writes the index) and `--literal-pathspecs`
-//! (paths are data, never globs or magic).
+//! change between evaluations (the workspace's place in the repository, what the baseline names, the
+//! filter overrides, the submodules of a commit) are cached by the caller. Before-content is streamed
+//! through `git cat-file --batch` into the hash. Submodules are compared by their commit only
+//! (`--ignore-submodules=dirty`), so git starts no git of its own inside them.
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::error::{Error, Result};
+use crate::git::Filters;
 
-/// Most bytes of a git listing read whole (status, diff-index, rev-parse).
-const MAX_LISTING: usize = 64 * 1024 * 1024;
 /// git's all-zero id: no object on that side.
 const ZERO: &str = "0000000000000000000000000000000000000000";
 
@@ -29,6 +29,8 @@ pub(crate) struct Git<'a> {
     pub(crate) dir: &'a Path,
     pub(crate) deadline: Instant,
     pub(crate) runs: &'a AtomicU64,
+    /// The filter overrides, once known (status and diff-index look them up otherwise).
+    pub(crate) filters: Option<&'a Filters>,
 }
 
 /// One side of a tracked change: its git mode and object id.
@@ -63,53 +65,19 @@ pub(crate) struct Status {
 pub(crate) const GITLINK: u32 = 0o160000;
 
 impl Git<'_> {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("git");
-        command
-            .args(["--no-optional-locks", "--literal-pathspecs", "-C"])
-            .arg(self.dir)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        command
+    /// The one runner, for this directory and deadline.
+    pub(crate) fn runner(&self) -> crate::git::Git<'_> {
+        crate::git::Git {
+            dir: self.dir,
+            deadline: self.deadline,
+            runs: Some(self.runs),
+            filters: self.filters,
+        }
     }
 
-    fn spawn(&self, mut command: Command, what: &str) -> Result<Child> {
-        self.runs.fetch_add(1, Ordering::Relaxed);
-        command
-            .spawn()
-            .map_err(|e| Error::Git(format!("cannot run git {what}: {e}")))
-    }
-
-    fn timed_out(&self, what: &str) -> Error {
-        Error::Git(format!("git {what} did not finish in time"))
-    }
-
-    /// Runs `git args` and returns its stdout (at most [`MAX_LISTING`] bytes).
+    /// Runs `git args` and returns its stdout (at most [`crate::git::MAX_LISTING`] bytes).
     pub(crate) async fn run(&self, args: &[&str]) -> Result<Vec<u8>> {
-        let what = args.first().copied().unwrap_or_default();
-        let child = self.spawn(self.command(args), what)?;
-        let output = tokio::time::timeout_at(self.deadline.into(), capped_output(child))
-            .await
-            .map_err(|_| self.timed_out(what))?
-            .map_err(|e| Error::Git(format!("git {what}: {e}")))?;
-        let (status, stdout, stderr) = output;
-        if stdout.len() > MAX_LISTING {
-            return Err(Error::Git(format!(
-                "git {what} listed more than {} MiB",
-                MAX_LISTING >> 20
-            )));
-        }
-        if !status.success() {
-            let stderr = String::from_utf8_lossy(&stderr);
-            return Err(Error::Git(format!(
-                "git {what} failed: {}",
-                crate::text::untrusted(stderr.trim(), 400)
-            )));
-        }
-        Ok(stdout)
+        self.runner().run(args).await
     }
 
     /// The working tree's changes against `HEAD` under `pathspecs`, untracked files included.
@@ -121,7 +89,7 @@ impl Git<'_> {
             "--branch",
             "--untracked-files=all",
             "--no-renames",
-            "--ignore-submodules=none",
+            "--ignore-submodules=dirty",
             "--",
         ];
         args.extend_from_slice(pathspecs);
@@ -130,7 +98,17 @@ impl Git<'_> {
 
     /// The tracked changes between the tree-ish `base` and the working tree under `pathspecs`.
     pub(crate) async fn diff_index(&self, base: &str, pathspecs: &[&str]) -> Result<Vec<Tracked>> {
-        let mut args = vec!["diff-index", "--raw", "-z", "--no-renames", base, "--"];
+        let mut args = vec![
+            "diff-index",
+            "--raw",
+            "-z",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules=dirty",
+            base,
+            "--",
+        ];
         args.extend_from_slice(pathspecs);
         parse_diff_index(&self.run(&args).await?)
     }
@@ -159,9 +137,17 @@ impl Git<'_> {
     /// The ASP blob ids (sha256 of the raw bytes) of these blobs, streamed through one
     /// `git cat-file --batch`, in order.
     pub(crate) async fn blob_ids(&self, oids: &[String]) -> Result<Vec<String>> {
-        let mut command = self.command(&["cat-file", "--batch"]);
-        command.stdin(Stdio::piped()).stderr(Stdio::null());
-        let mut child = self.spawn(command, "cat-file")?;
+        let runner = self.runner();
+        let mut command = Command::from(runner.command(&["cat-file", "--batch"]));
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        runner.count();
+        let mut child = command
+            .spawn()
+            .map_err(|e| Error::Git(format!("cannot run git cat-file: {e}")))?;
         let mut stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let input: Vec<u8> = oids
@@ -185,7 +171,7 @@ impl Git<'_> {
         let both = async { tokio::join!(feed, read).1 };
         let ids = tokio::time::timeout_at(self.deadline.into(), both)
             .await
-            .map_err(|_| self.timed_out("cat-file"))??;
+            .map_err(|_| Error::Git("git cat-file did not finish in time".to_owned()))??;
         let _ = child.wait().await;
         Ok(ids)
     }
@@ -233,48 +219,6 @@ async fn read_blob<R: tokio::io::AsyncBufRead + Unpin>(
         .await
         .map_err(|e| broken(&e.to_string()))?;
     Ok(super::hex_id(&hasher.finalize()))
-}
-
-/// Waits for `child`, keeping at most [`MAX_LISTING`] + 1 bytes of stdout (it is killed past that)
-/// and the first 4 KiB of its stderr.
-async fn capped_output(
-    mut child: Child,
-) -> std::io::Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (out, err) = tokio::join!(
-        keep(stdout, MAX_LISTING + 1, true),
-        keep(stderr, 4096, false)
-    );
-    let (out, err) = (out?, err?);
-    if out.len() > MAX_LISTING {
-        // Dropping the child kills it: the rest of its output is not wanted.
-        return Ok((std::process::ExitStatus::default(), out, err));
-    }
-    let status = child.wait().await?;
-    Ok((status, out, err))
-}
-
-/// Reads `reader` to its end keeping the first `cap` bytes; stops at the cap when `stop`, else
-/// drains the rest (so the writer never blocks on a full pipe).
-async fn keep<R: tokio::io::AsyncRead + Unpin>(
-    mut reader: R,
-    cap: usize,
-    stop: bool,
-) -> std::io::Result<Vec<u8>> {
-    let mut kept = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        let n = reader.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(kept);
-        }
-        let room = cap.saturating_sub(kept.len());
-        kept.extend_from_slice(&chunk[..n.min(room)]);
-        if stop && kept.len() >= cap {
-            return Ok(kept);
-        }
-    }
 }
 
 fn mode(field: &str) -> Result<u32> {
@@ -399,6 +343,17 @@ pub(crate) fn parse_ls_files(out: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
         files.push((path, mode(mode_field)?));
     }
     Ok(files)
+}
+
+/// The gitlinks of `git ls-tree -r -z` (`mode type oid\tpath`), repository-relative.
+pub(crate) fn parse_gitlinks(out: &[u8]) -> Vec<Vec<u8>> {
+    out.split(|&b| b == 0)
+        .filter_map(|record| {
+            let tab = record.iter().position(|&b| b == b'\t')?;
+            let mode = record[..tab].split(|&b| b == b' ').next()?;
+            (mode == b"160000").then(|| record[tab + 1..].to_vec())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -66,6 +66,7 @@ pub(crate) async fn merge_base(root: &Path, cache: &Cache, rev: &str) -> Result<
         dir: root,
         deadline: Instant::now() + DEADLINE,
         runs: &cache.git_runs,
+        filters: None,
     };
     let spec = format!("{rev}^{{commit}}");
     let commit = match git
@@ -122,6 +123,7 @@ pub(crate) async fn empty_tree(root: &Path, cache: &Cache) -> Result<String> {
         dir: root,
         deadline: Instant::now() + DEADLINE,
         runs: &cache.git_runs,
+        filters: None,
     };
     // stdin is empty: the id of an empty tree, computed, not written.
     let out = git.run(&["hash-object", "-t", "tree", "--stdin"]).await?;
@@ -140,6 +142,7 @@ pub(crate) async fn build_all(root: &Path, cache: &Cache, baseline: &Value) -> R
         dir: root,
         deadline: Instant::now() + DEADLINE,
         runs: &cache.git_runs,
+        filters: None,
     };
     let prefix = cache.prefix(&git).await?;
     let mut entries: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
@@ -151,7 +154,7 @@ pub(crate) async fn build_all(root: &Path, cache: &Cache, baseline: &Value) -> R
         if mode == GITLINK {
             skipped.push(Skipped {
                 path: lossy(path),
-                why: "a submodule (its files belong to another repository)".to_owned(),
+                why: super::SUBMODULE.to_owned(),
             });
             continue;
         }

@@ -168,3 +168,14 @@ fn the_hygiene_section_takes_the_large_file_limit_its_finding_names() {
     assert_eq!((line, key.as_str()), (3, "hygiene.max-added-file-kb"));
     assert!(message.contains("between 1 and"), "{message}");
 }
+
+#[test]
+fn git_filters_the_user_trusts_are_named_in_the_git_table() {
+    let config = parse("[git]\nfilters = [\"lfs\"]\n").unwrap();
+    assert_eq!(config.git_filters, ["lfs"]);
+    assert!(parse("").unwrap().git_filters.is_empty());
+    let (line, key, _) = error("\n[git]\nfilters = [\"\"]\n");
+    assert_eq!((line, key.as_str()), (3, "git.filters"));
+    let (_, key, _) = error("[git]\nprograms = [\"x\"]\n");
+    assert!(key.contains("programs"), "{key}");
+}

@@ -1,12 +1,14 @@
-//! The few git commands the host runs: the `HEAD` tree, a tree listing and blob contents.
-//! Paths are data (`--literal-pathspecs`); nothing here writes to the repository.
+//! The few git commands the host runs: the `HEAD` tree, a tree listing and blob contents, each
+//! through the one runner ([`bridge_core::git`]: a deadline, a cap on what is read whole, no program
+//! the repository names). Paths are data (`--literal-pathspecs`); nothing here writes to the
+//! repository, and none of these commands reads working-tree content.
 
 mod batch;
 
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 pub(crate) use batch::cat_blobs;
 
@@ -16,36 +18,24 @@ use crate::error::{Error, Result};
 /// git's empty tree, the baseline of a repository without commits.
 pub(crate) const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
-/// A git command in `repo`; refused during an attempt that cannot wait (a git process always
-/// may).
-fn command(repo: &Path) -> Result<Command> {
+/// Longest one of these commands may take.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The hardened git command for `args` in `repo`; refused during an attempt that cannot wait (a git
+/// process always may).
+fn command(repo: &Path, args: &[&str]) -> Result<Command> {
     if nowait::active() {
         return Err(Error::io("git", nowait::refuse()));
     }
-    let mut command = Command::new("git");
-    command
-        .arg("--literal-pathspecs")
-        .arg("-C")
-        .arg(repo)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(Stdio::null());
-    Ok(command)
+    Ok(bridge_core::git::Git::new(repo, Instant::now() + DEADLINE).command(args))
 }
 
+/// Runs `git args` in `repo` within [`DEADLINE`]: its stdout, capped. Blocking.
 pub(crate) fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
-    let output = command(repo)?
-        .args(args)
-        .output()
-        .map_err(|e| Error::git(format!("cannot run git: {e}")))?;
-    if output.status.success() {
-        Ok(output.stdout)
-    } else {
-        Err(Error::git(format!(
-            "git {} failed: {}",
-            args.first().unwrap_or(&""),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )))
+    if nowait::active() {
+        return Err(Error::io("git", nowait::refuse()));
     }
+    Ok(bridge_core::git::Git::new(repo, Instant::now() + DEADLINE).run_blocking(args)?)
 }
 
 /// The tree `HEAD` names, or the empty tree before the first commit.

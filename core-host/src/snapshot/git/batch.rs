@@ -30,8 +30,7 @@ pub(crate) fn cat_blobs(
     if let Some(bad) = oids.iter().find(|oid| !is_object_id(oid)) {
         return Err(Error::git(format!("not an object id: {bad:?}")));
     }
-    let mut child = command(repo)?
-        .args(["cat-file", "--batch"])
+    let mut child = command(repo, &["cat-file", "--batch"])?
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
