@@ -419,7 +419,8 @@ async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorO
             true,
         ));
     }
-    let globs = GlobSet::new(&json::strings::<Vec<_>>(&params["globs"]));
+    let globs = GlobSet::bounded(&json::strings::<Vec<_>>(&params["globs"]))
+        .map_err(|e| refuse(scope, METHOD, e))?;
     let paths: Vec<String> = json::strings(&params["paths"]);
     let filter_globs = params["globs"].as_array().is_some_and(|g| !g.is_empty());
     let grant = scope.grant();

@@ -155,3 +155,19 @@ fn a_configuration_that_is_a_fifo_or_a_folder_is_refused_without_waiting_for_a_w
         );
     }
 }
+
+#[test]
+fn a_read_list_past_the_glob_caps_is_refused() {
+    let many: Vec<String> = (0..300).map(|i| format!("\"src/{i}/**\"")).collect();
+    let text = format!(
+        "[[provider]]\nid = \"a\"\ncommand = [\"a\"]\nread = [{}]\n",
+        many.join(", ")
+    );
+    let (line, key, message) = error(&text);
+    assert_eq!((line, key.as_str()), (4, "provider[0].read"), "{message}");
+    assert!(message.contains("300 read globs"), "{message}");
+    let long = format!("[hygiene]\nread = [\"{}\"]\n", "*".repeat(2000));
+    let (line, key, message) = error(&long);
+    assert_eq!((line, key.as_str()), (2, "hygiene.read"), "{message}");
+    assert!(message.contains("2000 bytes"), "{message}");
+}
