@@ -329,3 +329,26 @@ fn an_agent_asks_for_the_changes_of_a_branch_with_base() {
     assert_eq!(code, Some(0));
     sweep.scratch.assert_no_orphans();
 }
+
+#[test]
+fn a_sweep_is_split_by_bytes_as_well_as_by_files() {
+    let sweep = Sweep::new();
+    let (run, whole) = sweep.sarif("whole.sarif", &["--all-files"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // Every file is larger than one byte: each goes alone, whatever --batch-files says.
+    let (run, batched) = sweep.sarif("bytes.sarif", &["--all-files", "--batch-bytes", "1"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(results(&batched), results(&whole), "the same results");
+    let progress = run.lines_starting("asp-bridge: sarif: batch ");
+    assert_eq!(progress.len(), 4, "{}", run.stderr);
+    let status = sweep.run(&["status", "--all-files", "--batch-bytes", "1", "--json"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    let document: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(document["evaluate"]["batches"], 4, "{document:#}");
+    assert_eq!(document["evaluate"]["batchBytes"], 1, "{document:#}");
+    let default = sweep.run(&["status", "--all-files", "--json"]);
+    let document: Value = serde_json::from_str(&default.stdout).unwrap();
+    assert_eq!(document["evaluate"]["batches"], 1, "{document:#}");
+    assert_eq!(document["evaluate"]["batchBytes"], 64 << 20, "{document:#}");
+    sweep.scratch.assert_no_orphans();
+}
