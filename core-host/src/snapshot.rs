@@ -252,12 +252,8 @@ impl Workspace {
         })
     }
 
-    /// The bytes at `path` in the working tree. Blocking.
-    pub(crate) fn read_worktree(&self, path: &str) -> std::io::Result<Blob> {
-        read_no_follow(&self.root, path)
-    }
-
-    /// [`Workspace::read_worktree`], given up (`TimedOut`) once `deadline` passes. Blocking.
+    /// The bytes at `path` in the working tree ([`read_no_follow_until`]), given up (`TimedOut`)
+    /// once `deadline` passes. Blocking.
     pub(crate) fn read_worktree_until(
         &self,
         path: &str,
@@ -443,14 +439,16 @@ pub(crate) fn read_small_text(
     Ok((text.len() as u64 <= max).then_some((text, meta)))
 }
 
-/// Reads `root/path` without following any symlink: every directory on the way must be a real
-/// directory; a final symlink gives its target bytes; anything but a regular file or a symlink is
-/// refused; the bytes are hashed as they stream and kept up to [`MAX_BLOB`].
+/// [`read_no_follow_until`] with no deadline.
+#[cfg(test)]
 pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
     read_no_follow_until(root, path, None)
 }
 
-/// [`read_no_follow`], whose reads fail (`TimedOut`) once `deadline` passes.
+/// Reads `root/path` without following any symlink: every directory on the way must be a real
+/// directory; a final symlink gives its target bytes; anything but a regular file or a symlink is
+/// refused; the bytes are hashed as they stream and kept up to [`MAX_BLOB`]; a read fails
+/// (`TimedOut`) once `deadline` passes.
 fn read_no_follow_until(
     root: &Path,
     path: &str,

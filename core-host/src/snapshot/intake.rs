@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -17,6 +17,10 @@ use super::{Baseline, Blob, Tree, Workspace, is_plain_relative, nowait};
 
 /// Bytes of blob content one request's intake keeps in memory; past that it keeps ids.
 pub(crate) const KEPT_BYTES: usize = 32 << 20;
+
+/// Longest a working-tree file dropped by intake may take to be read again (it was at most
+/// [`super::MAX_BLOB`] bytes when checked; a file grown since is given up, not hashed to its end).
+const REREAD_DEADLINE: Duration = Duration::from_secs(10);
 
 /// A blob a provider may read during one request, and the path it belongs to.
 #[derive(Clone, Debug)]
@@ -45,7 +49,7 @@ impl ScopedBlob {
             None => return Ok(self.clone()),
             Some(Again::Git(oid)) => workspace.git_blob(oid).map_err(|e| e.to_string())?,
             Some(Again::Worktree) => workspace
-                .read_worktree(&self.path)
+                .read_worktree_until(&self.path, Instant::now() + REREAD_DEADLINE)
                 .map_err(|e| format!("{} cannot be read again: {e}", self.path))?,
         };
         if blob.id != id {
