@@ -101,6 +101,11 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "N", default_value_t = bridge_core::worktree::BATCH_FILES as u32,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub(crate) batch_files: u32,
+    /// Most bytes of working-tree content in one host request (64 MiB by default); larger
+    /// changesets are sent in batches and merged, a larger file alone.
+    #[arg(long, value_name = "BYTES", default_value_t = bridge_core::worktree::BATCH_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch_bytes: u64,
 }
 
 impl SweepArgs {
@@ -113,7 +118,7 @@ impl SweepArgs {
         }
     }
 
-    /// `request` with this scope, base and batch size.
+    /// `request` with this scope, base and batch sizes.
     pub(crate) fn apply(&self, mut request: Evaluate) -> Evaluate {
         if self.all_files {
             request.scope = Scope::AllFiles;
@@ -121,6 +126,7 @@ impl SweepArgs {
             request.base = Base::Rev(rev.clone());
         }
         request.batch_files = self.batch_files as usize;
+        request.batch_bytes = self.batch_bytes;
         request
     }
 }

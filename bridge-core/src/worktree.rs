@@ -8,7 +8,8 @@
 //! (a branch and its commits), [`Scope::AllFiles`] sends every tracked file against the empty tree.
 //! Either way the changeset names a baseline of its own, which the host verifies; a host that
 //! refuses it (`stale-baseline`) is an error naming both baselines. A changeset larger than
-//! [`Evaluate::batch_files`] goes in several requests whose decisions are merged into one.
+//! [`Evaluate::batch_files`] files or [`Evaluate::batch_bytes`] bytes goes in several requests
+//! whose decisions are merged into one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +24,25 @@ use crate::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, Decision, Eval
 use crate::{changeset, text};
 
 mod merge;
+
+/// How many changes of `sizes` (bytes each) go in each request: in order, at most `files` changes
+/// and `bytes` bytes a request, a change larger than `bytes` alone. At least one request.
+pub(crate) fn batch_plan(sizes: &[u64], files: usize, bytes: u64) -> Vec<usize> {
+    let files = files.max(1);
+    let mut plan = vec![0usize];
+    let mut held = 0u64;
+    for &size in sizes {
+        let last = plan.len() - 1;
+        if plan[last] > 0 && (plan[last] == files || held.saturating_add(size) > bytes) {
+            plan.push(0);
+            held = 0;
+        }
+        let last = plan.len() - 1;
+        plan[last] += 1;
+        held = held.saturating_add(size);
+    }
+    plan
+}
 
 /// A workspace whose working tree is evaluated: its canonical root.
 #[derive(Clone, Debug)]
@@ -49,6 +69,9 @@ pub struct Evaluate {
     /// Most files in one `host/evaluateChangeset`; a larger changeset is sent in batches whose
     /// decisions are merged into one (see [`merge`]). At least 1.
     pub batch_files: usize,
+    /// Most bytes of working-tree content in one `host/evaluateChangeset` (the host reads and
+    /// holds what a request names); a file larger than this goes alone. At least 1.
+    pub batch_bytes: u64,
     /// Repo-relative paths kept out of the changeset: what the caller writes itself (the SARIF log
     /// `sarif --output` puts inside the workspace), which is no change of the user's.
     pub leave_out: Vec<String>,
@@ -56,6 +79,8 @@ pub struct Evaluate {
 
 /// Files per request of a sweep unless [`Evaluate::batch_files`] says otherwise.
 pub const BATCH_FILES: usize = 500;
+/// Bytes per request unless [`Evaluate::batch_bytes`] says otherwise: 64 MiB.
+pub const BATCH_BYTES: u64 = 64 << 20;
 
 /// Which files of the working tree are evaluated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,7 +119,8 @@ pub struct Evaluation<T = Decision> {
     pub changed_files: usize,
     /// Paths of the working tree left out (a FIFO, a socket, a device, a nested repository).
     pub skipped: Vec<changeset::Skipped>,
-    /// How many requests the changeset took ([`Evaluate::batch_files`] each).
+    /// How many requests the changeset took (within [`Evaluate::batch_files`] and
+    /// [`Evaluate::batch_bytes`] each).
     pub batches: usize,
     /// With [`Base::Rev`]: what the revision resolved to.
     pub merge_base: Option<changeset::MergeBase>,
@@ -108,6 +134,8 @@ pub struct Plan {
     /// With [`Base::Rev`]: what the revision resolved to.
     pub merge_base: Option<changeset::MergeBase>,
     pub batches: usize,
+    /// How many changes each request takes, in order (`batches` of them).
+    pub batch_files: Vec<usize>,
 }
 
 /// How far a batched evaluation has come, after each answered batch.
@@ -131,6 +159,7 @@ impl Evaluate {
             base: Base::default(),
             baseline: None,
             batch_files: BATCH_FILES,
+            batch_bytes: BATCH_BYTES,
             leave_out: Vec::new(),
         }
     }
@@ -190,16 +219,39 @@ impl Worktree {
                 .changes
                 .retain(|change| !request.leave_out.contains(&change.path));
         }
-        let batches = built
-            .changeset
-            .changes
-            .len()
-            .div_ceil(request.batch_files.max(1))
-            .max(1);
+        let sizes = self.sizes(&built.changeset).await?;
+        let batch_files = batch_plan(&sizes, request.batch_files, request.batch_bytes);
         Ok(Plan {
             built,
             merge_base,
-            batches,
+            batches: batch_files.len(),
+            batch_files,
+        })
+    }
+
+    /// The bytes of each change's working-tree file (its length, links not followed; 0 when there
+    /// is none), what the host reads and holds for it. Off the async threads.
+    async fn sizes(&self, changeset: &ChangeSet) -> Result<Vec<u64>> {
+        let root = self.root.clone();
+        let paths: Vec<Option<String>> = changeset
+            .changes
+            .iter()
+            .map(|c| c.after.as_ref().map(|_| c.path.clone()))
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            paths
+                .iter()
+                .map(|path| {
+                    path.as_ref()
+                        .and_then(|p| std::fs::symlink_metadata(root.join(p)).ok())
+                        .map_or(0, |m| m.len())
+                })
+                .collect()
+        })
+        .await
+        .map_err(|e| Error::Io {
+            context: "sizing the changeset".into(),
+            source: std::io::Error::other(e),
         })
     }
 
@@ -251,13 +303,12 @@ impl Worktree {
         let plan = self.plan(&request).await?;
         let changeset::Built { changeset, skipped } = plan.built;
         let files = changeset.changes.len();
-        let size = request.batch_files.max(1);
         let timeout = call.timeout;
         let mut call = Some(call);
         let mut decisions = Vec::with_capacity(plan.batches);
         let mut changes = changeset.changes.into_iter();
         let mut sent_files = 0;
-        for batch in 1..=plan.batches {
+        for (batch, &size) in (1..).zip(&plan.batch_files) {
             let part = ChangeSet {
                 baseline: changeset.baseline.clone(),
                 changes: changes.by_ref().take(size).collect(),
@@ -289,7 +340,8 @@ impl Worktree {
 
     /// [`Worktree::evaluate`] in one request, with the host's decision decoded as `T`: a front end
     /// that shows only part of it (the language server: the findings of one document) decodes only
-    /// that part. A changeset of more than [`Evaluate::batch_files`] files is an `input` error here.
+    /// that part. A changeset past [`Evaluate::batch_files`] files or [`Evaluate::batch_bytes`]
+    /// bytes is an `input` error here.
     pub async fn evaluate_as<T: DeserializeOwned>(
         &self,
         client: &HostClient,
@@ -302,8 +354,8 @@ impl Worktree {
         let changed_files = changeset.changes.len();
         if plan.batches > 1 {
             return Err(Error::Input(format!(
-                "{changed_files} changed files do not fit one request of at most {}",
-                request.batch_files
+                "{changed_files} changed files do not fit one request of at most {} files and {} bytes",
+                request.batch_files, request.batch_bytes
             )));
         }
         let decision = self
@@ -462,4 +514,27 @@ impl Refusals {
 /// The first 12 characters of an object id.
 fn short(oid: &str) -> &str {
     oid.get(..12).unwrap_or(oid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_plan;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_changeset_is_split_by_bytes_as_well_as_by_files() {
+        // 300 files of 7 MiB: 9 a request of 64 MiB, where by files alone one request held them all.
+        let plan = batch_plan(&[7 * MIB; 300], 500, 64 * MIB);
+        assert_eq!(plan.len(), 34);
+        assert!(plan[..33].iter().all(|&n| n == 9), "{plan:?}");
+        assert_eq!(plan[33], 3);
+        assert_eq!(plan.iter().sum::<usize>(), 300);
+        // By files when the files are small.
+        assert_eq!(batch_plan(&[1; 7], 3, 64 * MIB), [3, 3, 1]);
+        // A file larger than the byte budget goes alone, between its neighbours.
+        assert_eq!(batch_plan(&[MIB, 100 * MIB, MIB], 500, 64 * MIB), [1, 1, 1]);
+        // An empty changeset is one (empty) request.
+        assert_eq!(batch_plan(&[], 500, 64 * MIB), [0]);
+    }
 }

@@ -206,7 +206,7 @@ async fn read_blob(callbacks: &Callbacks, params: Value) -> Result<String, Error
     let in_memory: Option<Vec<(String, Source, String)>> = ids
         .iter()
         .map(|id| {
-            let blob = blobs.get(id)?;
+            let blob = blobs.get(id).filter(|b| b.again.is_none())?;
             Some((id.clone(), Source::Scoped(blob.clone()), blob.path.clone()))
         })
         .collect();
@@ -299,10 +299,26 @@ fn resolve(
         .tree(&baseline.tree)
         .map_err(|e| ReadFailure::Refused(e.to_string()))?;
     let mut out = Vec::new();
+    // Bytes read again for blobs intake did not keep: within what one answer may carry.
+    let mut again = 0;
     for id in wanted {
         if let Some(blob) = blobs.get(&id) {
             let path = blob.path.clone();
-            out.push((id, Source::Scoped(blob.clone()), path));
+            let read_again = blob.again.is_some();
+            let blob = blob
+                .with_bytes(ws, &id)
+                .map_err(|e| ReadFailure::Error(unavailable(e)))?;
+            again += blob
+                .bytes
+                .as_ref()
+                .filter(|_| read_again)
+                .map_or(0, |b| b.len());
+            if again > MAX_READ_BYTES {
+                return Err(ReadFailure::Error(unavailable(format!(
+                    "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
+                ))));
+            }
+            out.push((id, Source::Scoped(blob), path));
         } else if let Some(entry) = ws.oid_of(&id).and_then(|oid| tree.with_oid(&oid)) {
             out.push((
                 id,
@@ -419,7 +435,8 @@ async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorO
             true,
         ));
     }
-    let globs = GlobSet::new(&json::strings::<Vec<_>>(&params["globs"]));
+    let globs = GlobSet::bounded(&json::strings::<Vec<_>>(&params["globs"]))
+        .map_err(|e| refuse(scope, METHOD, e))?;
     let paths: Vec<String> = json::strings(&params["paths"]);
     let filter_globs = params["globs"].as_array().is_some_and(|g| !g.is_empty());
     let grant = scope.grant();

@@ -174,6 +174,10 @@ impl Config {
         let mut providers = Vec::new();
         let hygiene_raw = raw.hygiene.map(Spanned::into_inner).unwrap_or_default();
         if hygiene_raw.enabled.as_ref().is_none_or(|e| *e.get_ref()) {
+            if let Some(read) = &hygiene_raw.read {
+                crate::glob::check_bounds(read.get_ref())
+                    .map_err(|m| fail(Some(read.span()), "hygiene.read", m))?;
+            }
             let mut spec = hygiene(hygiene_command, &hygiene_raw);
             if let Some(sites) = &hygiene_raw.required_for {
                 spec.required_for = call_sites(sites)
@@ -261,6 +265,10 @@ impl Config {
                 }
                 None => DEFAULT_RESTART_DELAY,
             };
+            if let Some(read) = &entry.read {
+                crate::glob::check_bounds(read.get_ref())
+                    .map_err(|m| fail(Some(read.span()), &at("read"), m))?;
+            }
             let read = entry
                 .read
                 .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner);

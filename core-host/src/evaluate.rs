@@ -34,6 +34,7 @@ fn budget(asked: Option<u64>, policy: &Policy, call_site: CallSite) -> Duration 
 
 pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorObject> {
     let started = SystemTime::now();
+    let begun = Instant::now();
     let call_site =
         CallSite::parse(params["callSite"].as_str().unwrap_or_default()).unwrap_or(CallSite::Gate);
     let asked_budget = params["timeoutMs"].as_u64();
@@ -123,6 +124,9 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             detail.clone(),
         ));
     }
+    if let Some(detail) = &intake.timed_out {
+        host_degraded.push(Degradation::new("changeset", "timed-out", detail.clone()));
+    }
     for detail in &intake.stale {
         host_degraded.push(Degradation::new("changeset", "stale", detail.clone()));
     }
@@ -170,7 +174,8 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             comparison,
             baseline: baseline.clone(),
             blobs: Arc::new(intake.blobs),
-            deadline: budget,
+            // The budget covers the whole request: what intake took is no longer the providers'.
+            deadline: budget.saturating_sub(begun.elapsed()),
             call_site,
         };
         let outcomes = run(host, &entries, &evaluation).await;

@@ -252,9 +252,14 @@ impl Workspace {
         })
     }
 
-    /// The bytes at `path` in the working tree. Blocking.
-    pub(crate) fn read_worktree(&self, path: &str) -> std::io::Result<Blob> {
-        read_no_follow(&self.root, path)
+    /// The bytes at `path` in the working tree ([`read_no_follow_until`]), given up (`TimedOut`)
+    /// once `deadline` passes. Blocking.
+    pub(crate) fn read_worktree_until(
+        &self,
+        path: &str,
+        deadline: Instant,
+    ) -> std::io::Result<Blob> {
+        read_no_follow_until(&self.root, path, Some(deadline))
     }
 
     /// Every file of a baseline tree (cached per tree). Blocking.
@@ -434,10 +439,21 @@ pub(crate) fn read_small_text(
     Ok((text.len() as u64 <= max).then_some((text, meta)))
 }
 
+/// [`read_no_follow_until`] with no deadline.
+#[cfg(test)]
+pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
+    read_no_follow_until(root, path, None)
+}
+
 /// Reads `root/path` without following any symlink: every directory on the way must be a real
 /// directory; a final symlink gives its target bytes; anything but a regular file or a symlink is
-/// refused; the bytes are hashed as they stream and kept up to [`MAX_BLOB`].
-pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
+/// refused; the bytes are hashed as they stream and kept up to [`MAX_BLOB`]; a read fails
+/// (`TimedOut`) once `deadline` passes.
+fn read_no_follow_until(
+    root: &Path,
+    path: &str,
+    deadline: Option<Instant>,
+) -> std::io::Result<Blob> {
     use std::io::{Error as IoError, ErrorKind};
     if !is_plain_relative(path) {
         return Err(IoError::new(
@@ -454,7 +470,7 @@ pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
         libc::O_NOFOLLOW | libc::O_NONBLOCK,
         libc::RESOLVE_NO_SYMLINKS,
     ) {
-        Ok(file) => return hash_file(file),
+        Ok(file) => return hash_file(file, deadline),
         Err(e) if nowait::active() => return Err(e),
         Err(_) => {}
     }
@@ -487,11 +503,11 @@ pub(crate) fn read_no_follow(root: &Path, path: &str) -> std::io::Result<Blob> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&at)?;
-    hash_file(file)
+    hash_file(file, deadline)
 }
 
-/// The blob of an open file, which must be a regular file.
-fn hash_file(file: std::fs::File) -> std::io::Result<Blob> {
+/// The blob of an open file, which must be a regular file, read until `deadline`.
+fn hash_file(file: std::fs::File, deadline: Option<Instant>) -> std::io::Result<Blob> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(std::io::Error::new(
@@ -502,7 +518,30 @@ fn hash_file(file: std::fs::File) -> std::io::Result<Blob> {
     if nowait::active() && meta.len() > nowait::INLINE_BYTES {
         return Err(nowait::refuse());
     }
-    hash_sized(nowait::Reader::new(file), meta.len())
+    let reader = Until {
+        inner: nowait::Reader::new(file),
+        deadline,
+    };
+    hash_sized(reader, meta.len())
+}
+
+/// A reader whose reads fail (`TimedOut`) once its deadline has passed: a large file is hashed
+/// 64 KiB a read, so its hashing stops within a read of the deadline.
+struct Until<R> {
+    inner: R,
+    deadline: Option<Instant>,
+}
+
+impl<R: std::io::Read> std::io::Read for Until<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the request's deadline passed while it was read",
+            ));
+        }
+        self.inner.read(buf)
+    }
 }
 
 /// The blob of some bytes already in memory.

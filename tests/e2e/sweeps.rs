@@ -369,5 +369,27 @@ fn a_private_key_behind_ten_thousand_notes_is_reported_and_never_allowed() {
         let said = run0["invocations"][0]["toolExecutionNotifications"].to_string();
         assert!(said.contains("left out"), "{extra:?}: {said}");
     }
+}
+
+#[test]
+fn a_sweep_is_split_by_bytes_as_well_as_by_files() {
+    let sweep = Sweep::new();
+    let (run, whole) = sweep.sarif("whole.sarif", &["--all-files"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // Every file is larger than one byte: each goes alone, whatever --batch-files says.
+    let (run, batched) = sweep.sarif("bytes.sarif", &["--all-files", "--batch-bytes", "1"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(results(&batched), results(&whole), "the same results");
+    let progress = run.lines_starting("asp-bridge: sarif: batch ");
+    assert_eq!(progress.len(), 4, "{}", run.stderr);
+    let status = sweep.run(&["status", "--all-files", "--batch-bytes", "1", "--json"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    let document: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(document["evaluate"]["batches"], 4, "{document:#}");
+    assert_eq!(document["evaluate"]["batchBytes"], 1, "{document:#}");
+    let default = sweep.run(&["status", "--all-files", "--json"]);
+    let document: Value = serde_json::from_str(&default.stdout).unwrap();
+    assert_eq!(document["evaluate"]["batches"], 1, "{document:#}");
+    assert_eq!(document["evaluate"]["batchBytes"], 64 << 20, "{document:#}");
     sweep.scratch.assert_no_orphans();
 }

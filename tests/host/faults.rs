@@ -162,3 +162,17 @@ fn assert_told_to_stop(config: &Config) {
         "the provider is told to stop: {record:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_provider_requesting_more_read_globs_than_the_cap_is_refused_at_initialize() {
+    let mut provider = Provider::fake("none");
+    for i in 0..300 {
+        provider
+            .args
+            .extend(["--read".into(), format!("src/{i}/**")]);
+    }
+    let (verdict, _) = evaluate_once(vec![provider], "changed\n", "interactive").await;
+    assert_indeterminate(&verdict, "malformed");
+    let failures = verdict["receipt"]["failures"].to_string();
+    assert!(failures.contains("300 read globs"), "{failures}");
+}

@@ -2,6 +2,7 @@
 //! provider (`tests/fake_provider`) enrolled by a trusted configuration. Tests are named after the
 //! conformance requirement they check (`asp-spec/docs/conformance/requirements.md`).
 
+mod bounds;
 mod conformance;
 mod decisions;
 mod faults;

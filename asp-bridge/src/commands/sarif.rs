@@ -3,7 +3,8 @@
 //!
 //! What is evaluated: the working tree's changes against the host's baseline; with `--base REV`,
 //! the changes since the merge base of `REV` and `HEAD`, commits included; with `--all-files`,
-//! every tracked file. A changeset larger than `--batch-files` goes in several requests (one
+//! every tracked file. A changeset larger than `--batch-files` files or `--batch-bytes` bytes
+//! (64 MiB) goes in several requests (one
 //! progress line each on stderr) whose decisions are merged into one run (`bridge_core::worktree`).
 //! An empty changeset is said on stderr, naming the options that would find something.
 //!
@@ -155,7 +156,7 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
 }
 
 /// Asks the host: status (the handshake, for the baseline), then the evaluation of the working tree
-/// at the `sweep` call site (in batches past `--batch-files`, with a progress line per batch); the
+/// at the `sweep` call site (in batches past `--batch-files` or `--batch-bytes`, with a progress line per batch); the
 /// host is shut down whatever the outcome.
 async fn live(
     args: &SarifArgs,

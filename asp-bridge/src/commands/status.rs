@@ -71,6 +71,7 @@ fn json_document(
                 "files": plan.built.changeset.changes.len(),
                 "batches": plan.batches,
                 "batchFiles": request.batch_files,
+                "batchBytes": request.batch_bytes,
                 "skipped": skipped,
             })
         }
@@ -122,8 +123,8 @@ fn evaluate_line(request: &Evaluate, plan: &bridge_core::Result<Plan>) -> String
         ),
     };
     line.push_str(&format!(
-        "; {} request(s) of at most {} file(s)",
-        plan.batches, request.batch_files
+        "; {} request(s) of at most {} file(s) and {} byte(s)",
+        plan.batches, request.batch_files, request.batch_bytes
     ));
     if !plan.built.skipped.is_empty() {
         line.push_str(&format!("; {} path(s) left out", plan.built.skipped.len()));

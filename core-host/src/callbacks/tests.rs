@@ -115,6 +115,7 @@ fn scoped(texts: &[&[u8]]) -> Vec<(String, Source, String)> {
             let blob = ScopedBlob {
                 path: path.clone(),
                 bytes: Some(Arc::new(bytes.to_vec())),
+                again: None,
             };
             (format!("blob:{i}"), Source::Scoped(blob), path)
         })

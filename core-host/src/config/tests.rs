@@ -179,3 +179,19 @@ fn git_filters_the_user_trusts_are_named_in_the_git_table() {
     let (_, key, _) = error("[git]\nprograms = [\"x\"]\n");
     assert!(key.contains("programs"), "{key}");
 }
+
+#[test]
+fn a_read_list_past_the_glob_caps_is_refused() {
+    let many: Vec<String> = (0..300).map(|i| format!("\"src/{i}/**\"")).collect();
+    let text = format!(
+        "[[provider]]\nid = \"a\"\ncommand = [\"a\"]\nread = [{}]\n",
+        many.join(", ")
+    );
+    let (line, key, message) = error(&text);
+    assert_eq!((line, key.as_str()), (4, "provider[0].read"), "{message}");
+    assert!(message.contains("300 read globs"), "{message}");
+    let long = format!("[hygiene]\nread = [\"{}\"]\n", "*".repeat(2000));
+    let (line, key, message) = error(&long);
+    assert_eq!((line, key.as_str()), (2, "hygiene.read"), "{message}");
+    assert!(message.contains("2000 bytes"), "{message}");
+}

@@ -210,9 +210,18 @@ impl Session {
                 identity: Some(identity),
             });
         }
-        let requested = GlobSet::new(&json::strings::<Vec<_>>(
+        let requested = GlobSet::bounded(&json::strings::<Vec<_>>(
             &result["requestedPermissions"]["read"],
-        ));
+        ))
+        .map_err(|e| StartFailure {
+            failure: Failure::new(
+                "malformed",
+                "malformed",
+                format!("its initialize result requests too much: {e}"),
+            ),
+            permanent: true,
+            identity: Some(identity.clone()),
+        })?;
         let configured = GlobSet::new(&spec.read);
         let read = requested.narrowed(&configured);
         scope.set_grant(requested, configured);

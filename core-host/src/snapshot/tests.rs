@@ -194,3 +194,48 @@ fn many_baseline_blobs_come_from_one_git_process_and_missing_ones_fail_alone() {
     }
     assert!(found[&missing].is_err());
 }
+
+#[test]
+fn intake_keeps_bytes_within_its_budget_and_a_blob_past_it_is_read_again_and_checked() {
+    let dir = repo();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let baseline = ws.baseline();
+    let large = |i: usize| format!("{i}\n").into_bytes().repeat(MAX_BLOB / 4);
+    let count = intake::KEPT_BYTES / large(0).len() + 2;
+    let mut changes = Vec::new();
+    for i in 0..count {
+        std::fs::write(dir.path().join(format!("f{i}")), large(i)).unwrap();
+        changes.push(json!({"path": format!("f{i}"), "kind": "create", "after": id(&large(i))}));
+    }
+    let changeset = json!({"baseline": baseline.value, "changes": changes});
+    let found = intake(&ws, &baseline, &changeset, soon()).unwrap();
+    assert!(found.stale.is_empty(), "{:?}", found.stale);
+    assert!(found.kept <= intake::KEPT_BYTES, "{}", found.kept);
+    let last = format!("f{}", count - 1);
+    let (last_id, dropped) = found.blobs.iter().find(|(_, b)| b.path == last).unwrap();
+    assert!(dropped.bytes.is_none() && dropped.again.is_some());
+    let again = dropped.with_bytes(&ws, last_id).unwrap();
+    assert_eq!(again.bytes.as_deref(), Some(&large(count - 1)));
+    std::fs::write(dir.path().join(&last), "changed\n").unwrap();
+    let refused = dropped.with_bytes(&ws, last_id).unwrap_err();
+    assert!(refused.contains("changed in the working tree"), "{refused}");
+}
+
+#[test]
+fn intake_reads_a_path_once_however_many_changes_name_it_and_stops_at_its_deadline() {
+    let dir = repo();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let baseline = ws.baseline();
+    std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
+    let change =
+        json!({"path": "a.txt", "kind": "modify", "before": id(b"old\n"), "after": id(b"new\n")});
+    let changeset = json!({"baseline": baseline.value, "changes": vec![change; 3]});
+    let found = intake(&ws, &baseline, &changeset, soon()).unwrap();
+    assert!(found.stale.is_empty(), "{:?}", found.stale);
+    assert_eq!(found.blobs[&id(b"new\n")].path, "a.txt");
+    assert!(found.blobs[&id(b"new\n")].bytes.is_some());
+    let past = std::time::Instant::now();
+    let found = intake(&ws, &baseline, &changeset, past).unwrap();
+    let timed_out = found.timed_out.expect("the deadline had passed");
+    assert!(timed_out.contains("0 of 3 changes"), "{timed_out}");
+}
