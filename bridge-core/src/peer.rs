@@ -3,24 +3,31 @@
 //! Outgoing requests: a request is registered and queued before its future is returned, so wire
 //! order is call order. The outgoing queue is bounded (`max_queued_outgoing` frames): when it is
 //! full, a request waits for room inside its future (in the order the waiting futures are first
-//! polled), and what the reader task itself must send (an error reply to a refused request, a
-//! `$/cancelRequest`) is dropped and counted rather than waited for, so a side that does not read
-//! its input cannot stall our reading. Every request has a deadline, waiting for room included; on deadline or when the caller drops the
+//! polled). What the reader task itself must send is never waited for on the reader while there is
+//! budget: an answer it owes (a refused request, a line that is no message) waits for room on a task
+//! of its own, up to 1 MiB of such answers; only past that does the reader wait for room, which stops
+//! reading a side that sends and does not read. A `$/cancelRequest`, and the refusal of a request
+//! whose id is already in flight (whose id cannot tell it from the first), are dropped and counted
+//! when the queue is full, so a side that does not read its input cannot stall our reading with
+//! them. Every request has a deadline, waiting for room included; on deadline or when the caller drops the
 //! future, the peer sends `$/cancelRequest {id}` and forgets the id. A late reply to a forgotten id
 //! is dropped and counted; a reply to an id never issued, or one with both `result` and `error`, is
 //! a protocol strike (the latter also fails its request as malformed). A reply longer than the frame
-//! cap fails its request at once as malformed (`contract`): its id is read from the head of the line
-//! or, when the head does not tell, it is the only request pending. `$/progress` whose token is one
+//! cap, or not UTF-8, fails its request at once as malformed (`contract`): its id is read from the
+//! head of the line or, when the head does not tell, it is the only request pending. `$/progress` whose token is one
 //! of our pending request ids goes to that request's [`ProgressSender`]. When the input ends, every
 //! pending request fails at once. Errors name the other side by its [`Role`].
 //!
 //! Incoming requests are served by a [`Handler`], each on its own task: at most
 //! `max_concurrent_incoming` run at once and `max_queued_incoming` wait; past that a request is
-//! answered at once with a retryable `health` error. A handler that panics gets an error reply and
+//! answered with a retryable `health` error. A handler that panics gets an error reply and
 //! the peer keeps serving; `$/cancelRequest` from the other side aborts the handler. A request whose
 //! id is already in flight is answered with an error, never silently merged. On the server side
-//! ([`serve`]), a line that is not JSON gets -32700 and one that is no JSON-RPC message or is longer
-//! than the cap gets -32600, each with the id if it can be read (`null` otherwise).
+//! ([`serve`]), a line that is not JSON or not UTF-8 gets -32700 and one that is no JSON-RPC 2.0
+//! message (a batch, an id that is no string or integer, no `"jsonrpc": "2.0"`) or is longer than the
+//! cap gets -32600, each with the id if it can be read (`null` otherwise). A handler with a large
+//! answer reserves room for it first ([`IncomingRequest::room`]): answers waiting to be written are
+//! bounded in bytes (`max_reply_bytes`), and one is built only once there is room to send it.
 //!
 //! The peer knows two method names only, both JSON-RPC conventions shared with LSP:
 //! [`CANCEL_REQUEST`] and [`PROGRESS`].
@@ -80,6 +87,9 @@ pub struct PeerConfig {
     /// Frames waiting to be written (default 1024); see the module doc for what waits and what is
     /// dropped when the queue is full.
     pub max_queued_outgoing: usize,
+    /// Bytes of answers that handlers reserved room for ([`IncomingRequest::room`]) and that are
+    /// not written yet (default 64 MiB).
+    pub max_reply_bytes: usize,
     /// Who the other side is, as error messages name it (default [`Role::Host`]).
     pub role: Role,
 }
@@ -92,6 +102,7 @@ impl Default for PeerConfig {
             max_concurrent_incoming: 16,
             max_queued_incoming: 256,
             max_queued_outgoing: 1024,
+            max_reply_bytes: 64 << 20,
             role: Role::Host,
         }
     }
@@ -125,8 +136,8 @@ pub struct PeerStats {
     pub skipped_frames: u64,
     /// Incoming requests refused because too many were running and queued.
     pub refused_incoming: u64,
-    /// Frames the reader task could not queue because the outgoing queue was full (error replies,
-    /// `$/cancelRequest`).
+    /// Frames the reader task could not queue because the outgoing queue was full (`$/cancelRequest`,
+    /// refusals of reused ids, and owed answers still without room at the deadline).
     pub dropped_outgoing: u64,
 }
 
@@ -232,6 +243,12 @@ struct State {
 
 enum Outgoing {
     Frame(Vec<u8>),
+    /// An answer and the room its handler reserved for it, given back once it is written.
+    Reply {
+        frame: Vec<u8>,
+        /// Held until the frame is written.
+        _room: tokio::sync::OwnedSemaphorePermit,
+    },
     CloseInput,
 }
 
@@ -249,6 +266,8 @@ struct Shared {
     outgoing: mpsc::Sender<Outgoing>,
     /// Frames dropped because the outgoing queue was full.
     dropped_outgoing: AtomicU64,
+    /// Room for the answers the reader task owes that wait for room ([`outgoing::OWED_BYTES`]).
+    owed: Arc<tokio::sync::Semaphore>,
     /// The server side of [`serve`]: unreadable lines get an error reply.
     serving: bool,
     late_replies: AtomicU64,
@@ -315,6 +334,7 @@ impl Peer {
             state: Mutex::new(State::default()),
             outgoing,
             dropped_outgoing: AtomicU64::new(0),
+            owed: Arc::new(tokio::sync::Semaphore::new(outgoing::OWED_BYTES)),
             serving,
             late_replies: AtomicU64::new(0),
             protocol_strikes: AtomicU64::new(0),
@@ -489,6 +509,12 @@ where
         // Each cancelled handler replies at once; bounded anyway.
         let _ = tokio::time::timeout(drain, served.idle()).await;
     }
+    if tokio::time::timeout(drain, peer.shared.owed_queued())
+        .await
+        .is_err()
+    {
+        tracing::warn!("replies owed to the client still wait for room");
+    }
     peer.close_input();
     let mut written = peer.shared.written.subscribe();
     if tokio::time::timeout(drain, written.wait_for(|done| *done))
@@ -583,27 +609,49 @@ impl Shared {
         tracing::warn!("protocol strike: {what}");
     }
 
-    /// A line that is no message: the server side answers it (`id: null`).
-    fn unreadable(&self, code: i64, why: &str) {
-        if self.serving {
-            let error = error_object(code, why.to_owned(), FailClass::Contract, false);
-            self.reply(None, Err(error));
+    /// A line that is no message: the answer the server side owes it (`id` when known, else
+    /// `null`).
+    fn unreadable(&self, id: Option<&Id>, code: i64, why: &str) -> Option<Vec<u8>> {
+        if !self.serving {
+            return None;
         }
+        let error = error_object(code, why.to_owned(), FailClass::Contract, false);
+        outgoing::response_frame(id, Err(error))
     }
 
-    /// A line longer than the frame cap: fails the request it answers, or answers the request it
-    /// is (server side); see the module doc.
-    fn oversize(&self, head: &[u8]) {
+    /// A line longer than the frame cap: fails the request it answers, or gives the answer the
+    /// server side owes the request it is; see the module doc.
+    fn oversize(&self, head: &[u8]) -> Option<Vec<u8>> {
         let head = head::read(head);
         let max = self.config.max_frame;
         if head.method {
-            if self.serving {
-                let why = format!("invalid request: the message is longer than {max} bytes");
-                let error = error_object(-32600, why, FailClass::Contract, false);
-                self.reply(head.id.as_ref(), Err(error));
-            }
-            return;
+            let why = format!("invalid request: the message is longer than {max} bytes");
+            return self.unreadable(head.id.as_ref(), -32600, &why);
         }
+        self.unusable_reply(
+            head,
+            &format!("the reply is longer than the {max}-byte frame cap"),
+        );
+        None
+    }
+
+    /// A line that is not UTF-8: fails the request it answers, or gives the answer the server side
+    /// owes it (-32700, `id: null`).
+    fn not_utf8(&self, head: &[u8]) -> Option<Vec<u8>> {
+        if self.serving {
+            return self.unreadable(None, -32700, "parse error: the message is not UTF-8");
+        }
+        // Only a line that reads as a reply: junk that names no id is counted and skipped.
+        let (head, reply) = head::read_reply(head);
+        if !head.method && (reply || head.id.is_some()) {
+            self.unusable_reply(head, "the reply is not valid UTF-8");
+        }
+        None
+    }
+
+    /// A reply that cannot be read (`detail` says why): fails the request whose id its head names,
+    /// or the only request pending; else a protocol strike.
+    fn unusable_reply(&self, head: head::Head, detail: &str) {
         let pending = {
             let mut state = self.lock();
             let id = match head.id {
@@ -615,35 +663,55 @@ impl Shared {
             id.and_then(|id| state.pending.remove(&id))
         };
         let Some(pending) = pending else {
-            self.strike("a reply longer than the frame cap, to no request pending");
+            self.strike(&format!("{detail}, to no request pending"));
             return;
         };
         self.missed_in_a_row.store(0, Ordering::Relaxed);
         let error = Error::Malformed {
             role: self.config.role,
             method: pending.method,
-            detail: format!("the reply is longer than the {max}-byte frame cap"),
+            detail: detail.to_owned(),
         };
         let _ = pending.reply.send(Err(error));
     }
 }
 
 impl Shared {
-    fn dispatch(self: &Arc<Self>, line: &str) {
+    /// A line that is no message (a `batch` array, or no JSON-RPC object): counted, and the answer
+    /// the server side owes it (-32700 or -32600, `id: null`).
+    fn no_message(&self, line: &str, batch: bool) -> Option<Vec<u8>> {
+        self.frames.not_json.fetch_add(1, Ordering::Relaxed);
+        if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+            return self.unreadable(None, -32700, "parse error: the message is not JSON");
+        }
+        let why = if batch {
+            "invalid request: batches are not supported, send one message a line"
+        } else {
+            "invalid request: not a JSON-RPC message"
+        };
+        self.unreadable(None, -32600, why)
+    }
+
+    /// Routes one line; gives back the answer it is owed, if any (see [`Shared::owe`]).
+    fn dispatch(self: &Arc<Self>, line: &str) -> Option<Vec<u8>> {
+        // serde would read an array as the struct's fields in order.
+        if line.trim_start().starts_with('[') {
+            return self.no_message(line, true);
+        }
         let incoming: Incoming = match serde_json::from_str(line) {
             Ok(incoming) => incoming,
             Err(e) => {
-                self.frames.not_json.fetch_add(1, Ordering::Relaxed);
                 let role = self.config.role;
                 tracing::warn!(error = %e, line = %preview(line), "skipped a {role} line that is not a JSON-RPC message");
-                if serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok() {
-                    self.unreadable(-32600, "invalid request: not a JSON-RPC message");
-                } else {
-                    self.unreadable(-32700, "parse error: the message is not JSON");
-                }
-                return;
+                return self.no_message(line, false);
             }
         };
+        if self.serving && !incoming.is_v2() && incoming.method.is_some() {
+            self.frames.not_json.fetch_add(1, Ordering::Relaxed);
+            self.strike("a request or notification without \"jsonrpc\": \"2.0\"");
+            let why = "invalid request: jsonrpc must be \"2.0\"";
+            return self.unreadable(incoming.id.as_ref(), -32600, why);
+        }
         match incoming.classify() {
             Message::Response {
                 id: Id::Number(id),
@@ -679,12 +747,15 @@ impl Shared {
                 }
             }
             Message::Notification { method, params } => self.handler.notification(&method, params),
-            Message::Request { id, method, params } => incoming::admit(self, id, method, params),
+            Message::Request { id, method, params } => {
+                return incoming::admit(self, id, method, params);
+            }
             Message::Invalid(why) => {
                 self.strike(why);
-                self.unreadable(-32600, &format!("invalid request: {why}"));
+                return self.unreadable(None, -32600, &format!("invalid request: {why}"));
             }
         }
+        None
     }
 
     fn answer(&self, id: i64, answer: Answered) {
@@ -771,16 +842,24 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
 ) {
     loop {
         match framer.next_frame().await {
-            Ok(Some(Frame::Text(line))) => shared.dispatch(line),
+            Ok(Some(Frame::Text(line))) => {
+                if let Some(owed) = shared.dispatch(line) {
+                    shared.owe(owed).await;
+                }
+            }
             Ok(Some(Frame::Oversize { head })) => {
                 let (role, max) = (shared.config.role, shared.config.max_frame);
                 tracing::warn!(max, "skipped a {role} line longer than the frame cap");
-                shared.oversize(head);
+                if let Some(owed) = shared.oversize(head) {
+                    shared.owe(owed).await;
+                }
             }
             Ok(Some(Frame::NotUtf8)) => {
                 let role = shared.config.role;
                 tracing::warn!("skipped a {role} line that is not valid UTF-8");
-                shared.unreadable(-32700, "parse error: the message is not UTF-8");
+                if let Some(owed) = shared.not_utf8(framer.skipped_head()) {
+                    shared.owe(owed).await;
+                }
             }
             Ok(None) => break,
             Err(e) => {
