@@ -7,3 +7,4 @@ mod faults;
 mod lifecycle;
 mod opcore;
 mod support;
+mod wire;
