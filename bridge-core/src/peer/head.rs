@@ -152,4 +152,17 @@ mod tests {
         assert_eq!(read(b"not json"), Head::default());
         assert_eq!(read(br#"{"id":true,"#), Head::default());
     }
+
+    #[test]
+    fn a_result_or_error_key_tells_a_reply_even_when_its_value_is_cut() {
+        assert!(read_reply(br#"{"jsonrpc":"2.0","result":"\xff"#).1);
+        assert!(read_reply(br#"{"error":{"code":1"#).1);
+        let (head, reply) = read_reply(br#"{"jsonrpc":"2.0","id":3,"method":"m","params":[1]"#);
+        assert!(!reply && head.method);
+        assert!(!read_reply(b"\xff\xfe junk").1);
+        assert!(
+            !read_reply(br#"{"params":{"result":1}}"#).1,
+            "only the top level"
+        );
+    }
 }
