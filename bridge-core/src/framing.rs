@@ -28,7 +28,7 @@ pub enum Frame<'a> {
     Text(&'a str),
     /// A line longer than the cap, skipped; `head` is its first bytes (at most [`OVERSIZE_HEAD`]).
     Oversize { head: &'a [u8] },
-    /// A line that is not valid UTF-8, skipped.
+    /// A line that is not valid UTF-8, skipped; [`FrameReader::skipped_head`] has its first bytes.
     NotUtf8,
 }
 
@@ -101,6 +101,12 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 }
             };
         }
+    }
+
+    /// The first bytes (at most [`OVERSIZE_HEAD`]) of the line last reported as
+    /// [`Frame::NotUtf8`], so the caller can tell whose answer it was.
+    pub fn skipped_head(&self) -> &[u8] {
+        &self.line[..self.line.len().min(OVERSIZE_HEAD)]
     }
 
     /// Reads one line within the cap into `line` (without its ending). An oversize line is

@@ -74,6 +74,9 @@ impl ErrorObject {
 /// Any message the other side may send, decoded only as far as routing needs.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Incoming {
+    /// Kept raw: only compared with `"2.0"`.
+    #[serde(default)]
+    pub(crate) jsonrpc: Option<Box<RawValue>>,
     #[serde(default)]
     pub(crate) id: Option<Id>,
     #[serde(default)]
@@ -114,6 +117,13 @@ pub(crate) enum Message {
 }
 
 impl Incoming {
+    /// Whether the message says `"jsonrpc": "2.0"`, as JSON-RPC 2.0 requires of every message.
+    pub(crate) fn is_v2(&self) -> bool {
+        self.jsonrpc
+            .as_deref()
+            .is_some_and(|v| v.get() == r#""2.0""#)
+    }
+
     pub(crate) fn classify(self) -> Message {
         match (self.method, self.id) {
             (Some(method), Some(id)) => Message::Request {

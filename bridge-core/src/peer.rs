@@ -3,24 +3,36 @@
 //! Outgoing requests: a request is registered and queued before its future is returned, so wire
 //! order is call order. The outgoing queue is bounded (`max_queued_outgoing` frames): when it is
 //! full, a request waits for room inside its future (in the order the waiting futures are first
-//! polled), and what the reader task itself must send (an error reply to a refused request, a
-//! `$/cancelRequest`) is dropped and counted rather than waited for, so a side that does not read
-//! its input cannot stall our reading. Every request has a deadline, waiting for room included; on deadline or when the caller drops the
-//! future, the peer sends `$/cancelRequest {id}` and forgets the id. A late reply to a forgotten id
-//! is dropped and counted; a reply to an id never issued, or one with both `result` and `error`, is
-//! a protocol strike (the latter also fails its request as malformed). A reply longer than the frame
-//! cap fails its request at once as malformed (`contract`): its id is read from the head of the line
-//! or, when the head does not tell, it is the only request pending. `$/progress` whose token is one
-//! of our pending request ids goes to that request's [`ProgressSender`]. When the input ends, every
-//! pending request fails at once. Errors name the other side by its [`Role`].
+//! polled). Every request has a deadline, waiting for room included; on deadline or when the caller
+//! drops the future, the peer sends `$/cancelRequest {id}` and forgets the id. A late reply to a
+//! forgotten id is dropped and counted; a reply to an id never issued, or one with both `result` and
+//! `error`, is a protocol strike (the latter also fails its request as malformed). A reply longer
+//! than the frame cap, or not UTF-8, fails its request at once as malformed (`contract`): its id is
+//! read from the head of the line or, when the head does not tell, it is the only request pending.
+//! `$/progress` whose token is one of our pending request ids goes to that request's
+//! [`ProgressSender`]. When the input ends, every pending request fails at once. Errors name the
+//! other side by its [`Role`].
+//!
+//! What the reader task itself must send never waits on the reader while there is budget: an answer
+//! it owes (the refusal of a request past the limits, the error reply to a line that is no message)
+//! waits for room on a task of its own, up to 1 MiB of such answers at once; only past that does the
+//! reader wait for room, which stops reading a side that sends and does not read, until it reads.
+//! Each such wait ends at the request deadline (the answer is then dropped and counted). So every
+//! request is answered exactly once. Two frames stay best effort, dropped and counted when the queue
+//! is full, so that a side that does not read its input cannot stall our reading with them:
+//! `$/cancelRequest`, and the refusal of a request whose id is already in flight (an answer its
+//! sender cannot tell from the first request's).
 //!
 //! Incoming requests are served by a [`Handler`], each on its own task: at most
 //! `max_concurrent_incoming` run at once and `max_queued_incoming` wait; past that a request is
-//! answered at once with a retryable `health` error. A handler that panics gets an error reply and
-//! the peer keeps serving; `$/cancelRequest` from the other side aborts the handler. A request whose
-//! id is already in flight is answered with an error, never silently merged. On the server side
-//! ([`serve`]), a line that is not JSON gets -32700 and one that is no JSON-RPC message or is longer
-//! than the cap gets -32600, each with the id if it can be read (`null` otherwise).
+//! answered with a retryable `health` error. A handler that panics gets an error reply and the peer
+//! keeps serving; `$/cancelRequest` from the other side aborts the handler. A request whose id is
+//! already in flight is refused, never silently merged. On the server side ([`serve`]), a line that
+//! is not JSON or not UTF-8 gets -32700 and one that is no JSON-RPC 2.0 message (a batch, an id that
+//! is no string or integer, no `"jsonrpc": "2.0"`) or is longer than the cap gets -32600, each with
+//! the id if it can be read (`null` otherwise). A handler with a large answer reserves room for it
+//! first ([`IncomingRequest::room`]): such answers waiting to be written are bounded in bytes
+//! (`max_reply_bytes`), and one is built only once there is room to send it.
 //!
 //! The peer knows two method names only, both JSON-RPC conventions shared with LSP:
 //! [`CANCEL_REQUEST`] and [`PROGRESS`].
@@ -29,6 +41,7 @@ mod head;
 mod incoming;
 mod outgoing;
 mod progress;
+mod reader;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
@@ -37,8 +50,8 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
@@ -49,8 +62,8 @@ pub use progress::{
 };
 
 use crate::error::{Error, ExitStatus, FailClass, Result, Role};
-use crate::framing::{Frame, FrameReader, FrameStats};
-use crate::jsonrpc::{ErrorObject, Id, Incoming, Message, OutgoingNotification};
+use crate::framing::{FrameReader, FrameStats};
+use crate::jsonrpc::{ErrorObject, Id, OutgoingNotification};
 
 /// `$/cancelRequest {id}`: the sender no longer wants the answer to request `id`.
 pub const CANCEL_REQUEST: &str = "$/cancelRequest";
@@ -80,6 +93,9 @@ pub struct PeerConfig {
     /// Frames waiting to be written (default 1024); see the module doc for what waits and what is
     /// dropped when the queue is full.
     pub max_queued_outgoing: usize,
+    /// Bytes of answers that handlers reserved room for ([`IncomingRequest::room`]) and that are
+    /// not written yet (default 64 MiB).
+    pub max_reply_bytes: usize,
     /// Who the other side is, as error messages name it (default [`Role::Host`]).
     pub role: Role,
 }
@@ -92,6 +108,7 @@ impl Default for PeerConfig {
             max_concurrent_incoming: 16,
             max_queued_incoming: 256,
             max_queued_outgoing: 1024,
+            max_reply_bytes: 64 << 20,
             role: Role::Host,
         }
     }
@@ -125,8 +142,8 @@ pub struct PeerStats {
     pub skipped_frames: u64,
     /// Incoming requests refused because too many were running and queued.
     pub refused_incoming: u64,
-    /// Frames the reader task could not queue because the outgoing queue was full (error replies,
-    /// `$/cancelRequest`).
+    /// Frames the reader task could not queue because the outgoing queue was full (`$/cancelRequest`,
+    /// refusals of reused ids, and owed answers still without room at the deadline).
     pub dropped_outgoing: u64,
 }
 
@@ -232,6 +249,12 @@ struct State {
 
 enum Outgoing {
     Frame(Vec<u8>),
+    /// An answer and the room its handler reserved for it, given back once it is written.
+    Reply {
+        frame: Vec<u8>,
+        /// Held until the frame is written.
+        _room: tokio::sync::OwnedSemaphorePermit,
+    },
     CloseInput,
 }
 
@@ -249,6 +272,8 @@ struct Shared {
     outgoing: mpsc::Sender<Outgoing>,
     /// Frames dropped because the outgoing queue was full.
     dropped_outgoing: AtomicU64,
+    /// Room for the answers the reader task owes that wait for room ([`outgoing::OWED_BYTES`]).
+    owed: Arc<tokio::sync::Semaphore>,
     /// The server side of [`serve`]: unreadable lines get an error reply.
     serving: bool,
     late_replies: AtomicU64,
@@ -315,6 +340,7 @@ impl Peer {
             state: Mutex::new(State::default()),
             outgoing,
             dropped_outgoing: AtomicU64::new(0),
+            owed: Arc::new(tokio::sync::Semaphore::new(outgoing::OWED_BYTES)),
             serving,
             late_replies: AtomicU64::new(0),
             protocol_strikes: AtomicU64::new(0),
@@ -328,7 +354,7 @@ impl Peer {
         });
         tokio::spawn(outgoing::write_loop(writer, queue, shared.written.clone()));
         let framer = FrameReader::new(reader, shared.config.max_frame, frames);
-        tokio::spawn(read_loop(framer, shared.clone(), probe));
+        tokio::spawn(reader::read_loop(framer, shared.clone(), probe));
         Peer { shared }
     }
 
@@ -489,6 +515,12 @@ where
         // Each cancelled handler replies at once; bounded anyway.
         let _ = tokio::time::timeout(drain, served.idle()).await;
     }
+    if tokio::time::timeout(drain, peer.shared.owed_queued())
+        .await
+        .is_err()
+    {
+        tracing::warn!("replies owed to the client still wait for room");
+    }
     peer.close_input();
     let mut written = peer.shared.written.subscribe();
     if tokio::time::timeout(drain, written.wait_for(|done| *done))
@@ -524,20 +556,6 @@ impl Drop for Inflight {
             self.shared.forget(self.id);
         }
     }
-}
-
-/// The params of `$/progress`.
-#[derive(Deserialize)]
-struct ProgressParams {
-    token: Id,
-    #[serde(default)]
-    value: Value,
-}
-
-/// The params of `$/cancelRequest`.
-#[derive(Deserialize)]
-struct CancelParams {
-    id: Id,
 }
 
 impl Shared {
@@ -582,216 +600,6 @@ impl Shared {
         self.protocol_strikes.fetch_add(1, Ordering::Relaxed);
         tracing::warn!("protocol strike: {what}");
     }
-
-    /// A line that is no message: the server side answers it (`id: null`).
-    fn unreadable(&self, code: i64, why: &str) {
-        if self.serving {
-            let error = error_object(code, why.to_owned(), FailClass::Contract, false);
-            self.reply(None, Err(error));
-        }
-    }
-
-    /// A line longer than the frame cap: fails the request it answers, or answers the request it
-    /// is (server side); see the module doc.
-    fn oversize(&self, head: &[u8]) {
-        let head = head::read(head);
-        let max = self.config.max_frame;
-        if head.method {
-            if self.serving {
-                let why = format!("invalid request: the message is longer than {max} bytes");
-                let error = error_object(-32600, why, FailClass::Contract, false);
-                self.reply(head.id.as_ref(), Err(error));
-            }
-            return;
-        }
-        let pending = {
-            let mut state = self.lock();
-            let id = match head.id {
-                Some(Id::Number(id)) => Some(id),
-                Some(_) => None,
-                None if state.pending.len() == 1 => state.pending.keys().next().copied(),
-                None => None,
-            };
-            id.and_then(|id| state.pending.remove(&id))
-        };
-        let Some(pending) = pending else {
-            self.strike("a reply longer than the frame cap, to no request pending");
-            return;
-        };
-        self.missed_in_a_row.store(0, Ordering::Relaxed);
-        let error = Error::Malformed {
-            role: self.config.role,
-            method: pending.method,
-            detail: format!("the reply is longer than the {max}-byte frame cap"),
-        };
-        let _ = pending.reply.send(Err(error));
-    }
-}
-
-impl Shared {
-    fn dispatch(self: &Arc<Self>, line: &str) {
-        let incoming: Incoming = match serde_json::from_str(line) {
-            Ok(incoming) => incoming,
-            Err(e) => {
-                self.frames.not_json.fetch_add(1, Ordering::Relaxed);
-                let role = self.config.role;
-                tracing::warn!(error = %e, line = %preview(line), "skipped a {role} line that is not a JSON-RPC message");
-                if serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok() {
-                    self.unreadable(-32600, "invalid request: not a JSON-RPC message");
-                } else {
-                    self.unreadable(-32700, "parse error: the message is not JSON");
-                }
-                return;
-            }
-        };
-        match incoming.classify() {
-            Message::Response {
-                id: Id::Number(id),
-                outcome,
-            } => self.answer(
-                id,
-                match outcome {
-                    Ok(result) => Answered::Result(result),
-                    Err(error) => Answered::Error(error),
-                },
-            ),
-            Message::Response {
-                id: Id::String(id), ..
-            } => self.strike(&format!("reply to id {id:?}, never issued")),
-            Message::Conflicting { id } => {
-                self.strike(&format!("reply to id {id:?} with both result and error"));
-                if let Id::Number(id) = id {
-                    self.answer(id, Answered::Conflicting);
-                }
-            }
-            Message::OrphanError(error) => {
-                self.strike(&format!("error without id: {}", error.message))
-            }
-            Message::Notification { method, params } if method == CANCEL_REQUEST => {
-                match params.and_then(|p| serde_json::from_str::<CancelParams>(p.get()).ok()) {
-                    Some(cancel) => self.served.cancel(&cancel.id),
-                    None => tracing::debug!("ignored a malformed $/cancelRequest"),
-                }
-            }
-            Message::Notification { method, params } if method == PROGRESS => {
-                if let Some(params) = self.progress(params) {
-                    self.handler.notification(&method, params);
-                }
-            }
-            Message::Notification { method, params } => self.handler.notification(&method, params),
-            Message::Request { id, method, params } => incoming::admit(self, id, method, params),
-            Message::Invalid(why) => {
-                self.strike(why);
-                self.unreadable(-32600, &format!("invalid request: {why}"));
-            }
-        }
-    }
-
-    fn answer(&self, id: i64, answer: Answered) {
-        let mut state = self.lock();
-        let Some(pending) = state.pending.remove(&id) else {
-            if state.forgotten.remove(&id) {
-                drop(state);
-                self.late_replies.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(id, "dropped a late reply to a forgotten request");
-            } else {
-                drop(state);
-                self.strike(&format!("reply to id {id}, never issued"));
-            }
-            return;
-        };
-        drop(state);
-        self.missed_in_a_row.store(0, Ordering::Relaxed);
-        let outcome = match answer {
-            Answered::Result(result) => Ok(result),
-            Answered::Error(error) => Err(Error::refused(self.config.role, &pending.method, error)),
-            Answered::Conflicting => Err(Error::Malformed {
-                role: self.config.role,
-                method: pending.method.clone(),
-                detail: "the reply has both a result and an error".into(),
-            }),
-        };
-        let _ = pending.reply.send(outcome);
-    }
-
-    /// Routes `$/progress` to the pending request whose id is its token; gives the params back when
-    /// the token is not one of ours.
-    fn progress(&self, params: Option<Box<RawValue>>) -> Option<Option<Box<RawValue>>> {
-        let parsed = params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<ProgressParams>(p.get()).ok());
-        let Some(ProgressParams {
-            token: Id::Number(token),
-            value,
-        }) = parsed
-        else {
-            return Some(params);
-        };
-        let state = self.lock();
-        match state.pending.get(&token) {
-            Some(pending) => {
-                if let Some(sink) = &pending.progress {
-                    sink.send(value);
-                }
-                None
-            }
-            None => Some(params),
-        }
-    }
-
-    fn close(&self, status: ExitStatus, tail: String) {
-        let pending: Vec<Pending> = {
-            let mut state = self.lock();
-            state.closed = Some((status.clone(), tail.clone()));
-            state.pending.drain().map(|(_, p)| p).collect()
-        };
-        // Closed before anyone hears of it, so a caller that sees the failure also sees `is_closed`.
-        self.closed.send_replace(true);
-        for p in pending {
-            let _ = p.reply.send(Err(Error::HostExited {
-                role: self.config.role,
-                status: status.clone(),
-                stderr_tail: tail.clone(),
-            }));
-        }
-    }
-}
-
-fn preview(line: &str) -> &str {
-    match line.char_indices().nth(120) {
-        Some((at, _)) => &line[..at],
-        None => line,
-    }
-}
-
-async fn read_loop<R: AsyncBufRead + Unpin>(
-    mut framer: FrameReader<R>,
-    shared: Arc<Shared>,
-    probe: ExitProbe,
-) {
-    loop {
-        match framer.next_frame().await {
-            Ok(Some(Frame::Text(line))) => shared.dispatch(line),
-            Ok(Some(Frame::Oversize { head })) => {
-                let (role, max) = (shared.config.role, shared.config.max_frame);
-                tracing::warn!(max, "skipped a {role} line longer than the frame cap");
-                shared.oversize(head);
-            }
-            Ok(Some(Frame::NotUtf8)) => {
-                let role = shared.config.role;
-                tracing::warn!("skipped a {role} line that is not valid UTF-8");
-                shared.unreadable(-32700, "parse error: the message is not UTF-8");
-            }
-            Ok(None) => break,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the connection failed");
-                break;
-            }
-        }
-    }
-    let (status, tail) = probe().await;
-    tracing::debug!(%status, "connection closed");
-    shared.close(status, tail);
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! The host callbacks a provider may call while it evaluates: `workspace/readBlob` and
 //! `workspace/listTree`, served only within the current request's blob set and the baseline tree,
 //! filtered by the provider's grant and capped. Anything else is refused with a `policy` error and
-//! logged; `window/logMessage` is logged as untrusted text.
+//! logged; `window/logMessage` is logged as untrusted text. A `workspace/readBlob` answer is built
+//! only once the connection has room for it (the peer's byte budget for answers not yet written),
+//! so a provider that floods reads and does not read its input holds at most that budget.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use base64::Engine as _;
+use base64::display::Base64Display;
 use base64::engine::general_purpose::STANDARD;
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
@@ -123,7 +125,7 @@ impl Handler for Callbacks {
         Box::pin(async move {
             let params: Value = request.params()?;
             let answer = match request.method.as_str() {
-                "workspace/readBlob" => read_blob(&callbacks, params).await?,
+                "workspace/readBlob" => read_blob(&callbacks, &request, params).await?,
                 "workspace/listTree" => list_tree(&callbacks, params).await?.to_string(),
                 other => {
                     tracing::warn!(provider = %callbacks.scope.provider, method = other, "provider called an unknown host method");
@@ -189,7 +191,11 @@ enum Source {
     Baseline { oid: String },
 }
 
-async fn read_blob(callbacks: &Callbacks, params: Value) -> Result<String, ErrorObject> {
+async fn read_blob(
+    callbacks: &Callbacks,
+    request: &IncomingRequest,
+    params: Value,
+) -> Result<String, ErrorObject> {
     let Callbacks { scope, workspace } = callbacks;
     const METHOD: &str = "workspace/readBlob";
     schema::check(Shape::ReadBlobParams, &params)
@@ -225,12 +231,20 @@ async fn read_blob(callbacks: &Callbacks, params: Value) -> Result<String, Error
             .map_err(|e| e.into_error(scope, METHOD))?
         }
     };
+    // Built only once it can be sent: the answer waits for room in the connection's budget.
+    request.room(answer_len(&answer)).await?;
     scope.with_current(|c| {
         if let Some(c) = c {
             c.served.extend(ids);
         }
     });
     serde_json::to_string(&ReadBlobResult { blobs: answer }).map_err(|e| internal(&e.to_string()))
+}
+
+/// Length of the answer as JSON, `{"blobs":[…]}`.
+fn answer_len(blobs: &[Encoded]) -> usize {
+    let entries: usize = blobs.iter().map(|blob| blob.len).sum();
+    r#"{"blobs":[]}"#.len() + entries + blobs.len().saturating_sub(1)
 }
 
 /// A `workspace/readBlob` answer, serialised straight from the blobs' bytes.
@@ -245,12 +259,15 @@ struct Encoded {
     id: String,
     encoding: &'static str,
     bytes: EncodedBytes,
+    /// Its length as JSON ([`entry_len`]).
+    #[serde(skip)]
+    len: usize,
 }
 
-/// The bytes as sent: UTF-8 text as it is, anything else in base64.
+/// The bytes as sent: UTF-8 text as it is, anything else in base64 (encoded as it is written).
 enum EncodedBytes {
     Text(Arc<Vec<u8>>),
-    Base64(String),
+    Base64(Arc<Vec<u8>>),
 }
 
 impl serde::Serialize for EncodedBytes {
@@ -258,7 +275,9 @@ impl serde::Serialize for EncodedBytes {
         match self {
             EncodedBytes::Text(bytes) => serializer
                 .serialize_str(std::str::from_utf8(bytes).map_err(serde::ser::Error::custom)?),
-            EncodedBytes::Base64(text) => serializer.serialize_str(text),
+            EncodedBytes::Base64(bytes) => {
+                serializer.collect_str(&Base64Display::new(bytes, &STANDARD))
+            }
         }
     }
 }
@@ -370,12 +389,12 @@ fn encode(
                 escaped_len(text),
             ),
             Err(_) => {
-                let text = STANDARD.encode(bytes.as_slice());
-                let length = text.len();
-                ("base64", EncodedBytes::Base64(text), length)
+                let length = base64::encoded_len(bytes.len(), true).unwrap_or(MAX_READ_BYTES + 1);
+                ("base64", EncodedBytes::Base64(bytes.clone()), length)
             }
         };
-        total += entry_len(&id, encoding, length) + usize::from(!out.is_empty());
+        let len = entry_len(&id, encoding, length);
+        total = total.saturating_add(len + usize::from(!out.is_empty()));
         if total > MAX_READ_BYTES {
             return Err(ReadFailure::Error(unavailable(format!(
                 "the answer would pass {MAX_READ_BYTES} bytes: ask for fewer blobs at once"
@@ -385,6 +404,7 @@ fn encode(
             id,
             encoding,
             bytes: text,
+            len,
         });
     }
     Ok(out)

@@ -5,7 +5,10 @@
 //! unknown method (-32601). Here every line is looked at first: a well-formed one passes through
 //! unchanged; one longer than [`MAX_LINE`] is skipped as it streams (never buffered whole) and
 //! answered with -32600; one that is not UTF-8 or not JSON is answered with -32700 (both `id: null`,
-//! as JSON-RPC asks when the id cannot be read); a `tools/call` with params or arguments that are no
+//! as JSON-RPC asks when the id cannot be read); a request or notification without
+//! `"jsonrpc": "2.0"` is answered with -32600; JSON nested deeper than serde_json reads (128 levels)
+//! is answered with -32602 for a `tools/call` (its arguments) and -32600 otherwise, with its id when
+//! the id can be read (rmcp would drop it); a `tools/call` with params or arguments that are no
 //! object, or no tool name, is answered with -32602 and its own id. The replies go out on the same
 //! stdout as rmcp's own frames, one whole line at a time.
 //!
@@ -85,6 +88,16 @@ impl Inflight {
     fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
         bridge_core::lock(&self.0)
     }
+}
+
+/// The top level of a message too deep for a [`Value`]: nested values are skipped without
+/// recursion.
+#[derive(Deserialize)]
+struct Shallow<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, borrow)]
+    method: Option<&'a serde_json::value::RawValue>,
 }
 
 /// The parts of a response the id bookkeeping needs.
@@ -217,13 +230,28 @@ fn verdict(line: &[u8]) -> Result<Option<Value>, Vec<u8>> {
             "Parse error: the message is not UTF-8",
         ));
     };
-    let Ok(value) = serde_json::from_str::<Value>(text) else {
-        return Err(error_frame(
-            &Value::Null,
-            PARSE_ERROR,
-            "Parse error: the message is not JSON",
-        ));
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(value) => value,
+        Err(_) if serde_json::from_str::<IgnoredAny>(text).is_ok() => return Err(too_deep(text)),
+        Err(_) => {
+            return Err(error_frame(
+                &Value::Null,
+                PARSE_ERROR,
+                "Parse error: the message is not JSON",
+            ));
+        }
     };
+    if value.get("method").is_some() && value.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+    {
+        let id = value
+            .get("id")
+            .filter(|id| id.is_string() || id.is_number());
+        return Err(error_frame(
+            id.unwrap_or(&Value::Null),
+            INVALID_REQUEST,
+            "Invalid Request: jsonrpc must be \"2.0\"",
+        ));
+    }
     let Some(id) = value.get("id") else {
         return Ok(Some(value));
     };
@@ -247,6 +275,34 @@ fn verdict(line: &[u8]) -> Result<Option<Value>, Vec<u8>> {
         INVALID_PARAMS,
         &format!("Invalid params: {why}"),
     ))
+}
+
+/// The reply to JSON too deep to read whole: -32602 for a tool call (its arguments are what nests),
+/// else -32600; with its id when the top level names a string or number.
+fn too_deep(text: &str) -> Vec<u8> {
+    let shallow = serde_json::from_str::<Shallow>(text).ok();
+    let id = shallow
+        .as_ref()
+        .and_then(|s| s.id)
+        .and_then(|id| serde_json::from_str::<Value>(id.get()).ok())
+        .filter(|id| id.is_string() || id.is_number())
+        .unwrap_or(Value::Null);
+    let tool_call = shallow
+        .and_then(|s| s.method)
+        .is_some_and(|method| method.get() == r#""tools/call""#);
+    if tool_call && !id.is_null() {
+        error_frame(
+            &id,
+            INVALID_PARAMS,
+            "Invalid params: the arguments are nested too deep",
+        )
+    } else {
+        error_frame(
+            &id,
+            INVALID_REQUEST,
+            "Invalid Request: the message is nested too deep",
+        )
+    }
 }
 
 fn error_frame(id: &Value, code: i64, message: &str) -> Vec<u8> {
@@ -397,6 +453,45 @@ mod tests {
         ] {
             let error = reply(line).unwrap_or_else(|| panic!("passed: {line}"));
             assert_eq!(error["error"]["code"], INVALID_PARAMS, "{line}");
+            assert_eq!(error["id"], id, "{line}");
+        }
+    }
+
+    #[test]
+    fn arguments_nested_too_deep_for_serde_get_invalid_params_with_their_id() {
+        let deep = format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000));
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"asp_status","arguments":{deep}}}}}"#
+        );
+        let error = reply(&call).expect("answered");
+        assert_eq!(error["error"]["code"], INVALID_PARAMS, "{error}");
+        assert_eq!(error["id"], 4);
+        let other =
+            format!(r#"{{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{deep}}}"#);
+        let error = reply(&other).expect("answered");
+        assert_eq!(error["error"]["code"], INVALID_REQUEST, "{error}");
+        assert_eq!(error["id"], "x");
+        let id_too = format!(r#"{{"jsonrpc":"2.0","id":{deep},"method":"tools/call"}}"#);
+        let error = reply(&id_too).expect("answered");
+        assert_eq!(error["error"]["code"], INVALID_REQUEST, "{error}");
+        assert_eq!(error["id"], Value::Null);
+    }
+
+    #[test]
+    fn messages_that_are_not_jsonrpc_2_0_get_invalid_request_with_their_id() {
+        for (line, id) in [
+            (
+                r#"{"jsonrpc":"1.0","id":3,"method":"tools/list"}"#,
+                json!(3),
+            ),
+            (r#"{"id":"a","method":"tools/list"}"#, json!("a")),
+            (
+                r#"{"jsonrpc":2,"method":"notifications/initialized"}"#,
+                Value::Null,
+            ),
+        ] {
+            let error = reply(line).unwrap_or_else(|| panic!("passed: {line}"));
+            assert_eq!(error["error"]["code"], INVALID_REQUEST, "{line}");
             assert_eq!(error["id"], id, "{line}");
         }
     }

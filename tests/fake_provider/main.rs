@@ -56,7 +56,14 @@ enum Fault {
     CancelledReply,
     /// Asks for a blob outside the request and a tree path outside its grant.
     ReadOutside,
+    /// On `check/evaluate`, sends waves of `workspace/readBlob` for the first changed file and
+    /// never reads its input again (no answer, no cancel, nothing).
+    FloodReads,
 }
+
+/// `--fault flood-reads`: how many waves of how many reads.
+const FLOOD_WAVES: usize = 4;
+const FLOOD_WAVE: usize = 250;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -338,6 +345,57 @@ async fn evaluate(
     Ok(assessment)
 }
 
+/// `--fault flood-reads`, on plain stdio (the peer would go on reading): answers `initialize`,
+/// then floods reads on `check/evaluate` and stops reading; it never returns.
+async fn flood(fake: &Fake) {
+    use std::io::BufRead as _;
+    let mut input = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line).unwrap_or(0) == 0 {
+            std::process::exit(0);
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        fake.log(message["method"].as_str().unwrap_or("reply"), Value::Null);
+        match message["method"].as_str() {
+            Some("initialize") => {
+                let result = initialize(fake).await.unwrap_or_default();
+                let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                let _ = writeln!(out, "{reply}");
+                let _ = out.flush();
+            }
+            Some("check/evaluate") => break,
+            _ => {}
+        }
+    }
+    let blob = &message_blob(&line);
+    let mut id = 0u64;
+    for _ in 0..FLOOD_WAVES {
+        for _ in 0..FLOOD_WAVE {
+            id += 1;
+            let request = json!({"jsonrpc": "2.0", "id": format!("flood-{id}"),
+                "method": "workspace/readBlob", "params": {"blobs": [blob]}});
+            let _ = writeln!(out, "{request}");
+        }
+        let _ = out.flush();
+        fake.log("flood.wave", json!({"sent": id}));
+    }
+    std::future::pending::<()>().await;
+}
+
+/// The `after` blob of the first change of a `check/evaluate` line.
+fn message_blob(line: &str) -> String {
+    let message: Value = serde_json::from_str(line).unwrap_or_default();
+    message["params"]["changeset"]["changes"][0]["after"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let args = Args::parse();
@@ -355,6 +413,9 @@ async fn main() {
         args,
         record: Mutex::new(record),
     });
+    if fake.args.fault == Fault::FloodReads {
+        flood(&fake).await;
+    }
     let handler = Arc::new(Served(fake));
     let _ = peer::serve(
         tokio::io::stdin(),

@@ -176,3 +176,57 @@ async fn a_provider_requesting_more_read_globs_than_the_cap_is_refused_at_initia
     let failures = verdict["receipt"]["failures"].to_string();
     assert!(failures.contains("300 read globs"), "{failures}");
 }
+
+/// A provider sends 1,000 `workspace/readBlob` of a 2 MB blob of control characters (12 MB once
+/// escaped, each answer just under the 12 MiB cap) and never reads its input. Every answer used
+/// to be built and held while it waited for room (6 GiB and an abort); now an answer is built
+/// only within the connection's byte budget. Watched while it runs, so a regression fails fast.
+#[tokio::test]
+async fn a_provider_that_floods_reads_and_stops_reading_costs_the_host_bounded_memory() {
+    // About 110 MiB with the budget (64 MiB of answers, each copied once into its frame, plus the
+    // host itself); 417 MiB and growing without it, even in a debug build.
+    const BOUND_KIB: u64 = 320 << 10;
+    let repo = repo();
+    repo.write("a.txt", &"\u{1}".repeat(2_000_000));
+    let config = Config::new(&[Provider::fake("flood-reads").timeout_ms(10_000)]);
+    let host = Host::start(repo.path(), &config);
+    let pid = host.child.id().expect("the host runs");
+    let started = std::time::Instant::now();
+    let verdict = {
+        let evaluation = host.evaluate("interactive");
+        tokio::pin!(evaluation);
+        let mut watch = tokio::time::interval(std::time::Duration::from_millis(20));
+        loop {
+            tokio::select! {
+                verdict = &mut evaluation => break verdict,
+                _ = watch.tick() => {
+                    let peak = test_support::process::peak_rss(pid) >> 10;
+                    assert!(peak < BOUND_KIB, "host peak RSS {} MiB", peak >> 10);
+                }
+            }
+        }
+    };
+    let elapsed = started.elapsed();
+    let peak = test_support::process::peak_rss(pid) >> 10;
+    assert!(peak > 0, "VmHWM is read");
+    assert!(peak < BOUND_KIB, "host peak RSS {} MiB", peak >> 10);
+    assert_eq!(verdict["decision"], "indeterminate", "{verdict:#}");
+    assert_eq!(
+        reasons(&verdict),
+        ["timed-out"],
+        "{:#}",
+        verdict["coverage"]
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(30),
+        "answered at the provider's deadline, not later: {elapsed:?}"
+    );
+    let waves = config
+        .record("fake")
+        .iter()
+        .filter(|r| r["event"] == "flood.wave")
+        .count();
+    assert!(waves >= 1, "the provider flooded");
+    eprintln!("host peak RSS {} MiB, answered in {elapsed:?}", peak >> 10);
+    host.finish().await;
+}

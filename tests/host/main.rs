@@ -10,3 +10,4 @@ mod floods;
 mod lifecycle;
 mod opcore;
 mod support;
+mod wire;

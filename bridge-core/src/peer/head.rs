@@ -1,5 +1,6 @@
-//! What the first bytes of an oversize JSON-RPC message say about it: its `id`, when the id comes
-//! before the cut (as `{"jsonrpc":"2.0","id":…` puts it), and whether it has a `method`.
+//! What the first bytes of an oversize or unreadable JSON-RPC message say about it: its `id`, when
+//! the id comes before the cut (as `{"jsonrpc":"2.0","id":…` puts it), whether it has a `method`,
+//! and ([`read_reply`]) whether it has a `result` or an `error`.
 //!
 //! Only the top level of the object is looked at; nested values are skipped. Reading stops at the
 //! first thing that is not JSON or at the end of the head, keeping what was learnt so far.
@@ -16,25 +17,32 @@ pub(super) struct Head {
 }
 
 pub(super) fn read(head: &[u8]) -> Head {
+    read_reply(head).0
+}
+
+/// What [`read`] tells, and whether a `result` or `error` key was seen (its value may be cut).
+pub(super) fn read_reply(head: &[u8]) -> (Head, bool) {
     let mut found = Head::default();
+    let mut response = false;
     let mut at = skip_space(head, 0);
     if head.get(at) != Some(&b'{') {
-        return found;
+        return (found, response);
     }
     at += 1;
     loop {
         at = skip_space(head, at);
         let Some(key_end) = string_end(head, at) else {
-            return found;
+            return (found, response);
         };
         let key = &head[at..key_end];
         at = skip_space(head, key_end);
         if head.get(at) != Some(&b':') {
-            return found;
+            return (found, response);
         }
         at = skip_space(head, at + 1);
+        response |= matches!(key, br#""result""# | br#""error""#);
         let Some(value_end) = value_end(head, at) else {
-            return found;
+            return (found, response);
         };
         match key {
             br#""id""# => found.id = serde_json::from_slice(&head[at..value_end]).ok(),
@@ -44,7 +52,7 @@ pub(super) fn read(head: &[u8]) -> Head {
         at = skip_space(head, value_end);
         match head.get(at) {
             Some(b',') => at += 1,
-            _ => return found,
+            _ => return (found, response),
         }
     }
 }
@@ -143,5 +151,18 @@ mod tests {
         assert_eq!(read(br#"{"result":"xxxxx"#), Head::default());
         assert_eq!(read(b"not json"), Head::default());
         assert_eq!(read(br#"{"id":true,"#), Head::default());
+    }
+
+    #[test]
+    fn a_result_or_error_key_tells_a_reply_even_when_its_value_is_cut() {
+        assert!(read_reply(br#"{"jsonrpc":"2.0","result":"\xff"#).1);
+        assert!(read_reply(br#"{"error":{"code":1"#).1);
+        let (head, reply) = read_reply(br#"{"jsonrpc":"2.0","id":3,"method":"m","params":[1]"#);
+        assert!(!reply && head.method);
+        assert!(!read_reply(b"\xff\xfe junk").1);
+        assert!(
+            !read_reply(br#"{"params":{"result":1}}"#).1,
+            "only the top level"
+        );
     }
 }

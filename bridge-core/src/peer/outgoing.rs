@@ -1,6 +1,6 @@
 //! The outgoing side of a connection: requests registered and queued (waiting for room when the
-//! bounded queue is full), replies and notifications queued without waiting from the reader task,
-//! and the writer task.
+//! bounded queue is full), the answers the reader task owes (waiting for room off the reader, within
+//! a budget), notifications queued without waiting, and the writer task.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::AsyncWrite;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot, watch};
 
 use super::{Inflight, Outgoing, Pending, ProgressSender, Shared};
 use crate::error::{Error, Result};
@@ -128,8 +128,8 @@ impl Shared {
         }
     }
 
-    /// Queues the answer to an incoming request from the reader task: never waits (see
-    /// [`Shared::send_now`]).
+    /// Queues the answer to a request whose id is already in flight, from the reader task: never
+    /// waits (see [`Shared::send_now`]).
     pub(super) fn reply(
         &self,
         id: Option<&Id>,
@@ -140,20 +140,66 @@ impl Shared {
         }
     }
 
-    /// Queues the answer to an incoming request from its handler task, waiting for room.
+    /// Queues the answer to an incoming request from its handler task, waiting for room; `room`,
+    /// what its handler reserved, is given back once the answer is written.
     pub(super) async fn reply_when_room(
         &self,
         id: Option<&Id>,
         outcome: std::result::Result<Box<RawValue>, ErrorObject>,
+        room: Option<OwnedSemaphorePermit>,
     ) {
         if let Some(frame) = response_frame(id, outcome) {
-            let _ = self.outgoing.send(Outgoing::Frame(frame)).await;
+            let message = match room {
+                Some(room) => Outgoing::Reply { frame, _room: room },
+                None => Outgoing::Frame(frame),
+            };
+            let _ = self.outgoing.send(message).await;
         }
+    }
+
+    /// Queues an answer the reader task owes (a refusal, or the error reply to a line that is no
+    /// message): at once when there is room; else a task of its own waits for room, while at most
+    /// [`OWED_BYTES`] of such answers wait; past that the reader itself waits (it stops reading the
+    /// other side until that side reads). Each wait ends at the request deadline; an answer not
+    /// queued by then is dropped and counted.
+    pub(super) async fn owe(self: &Arc<Self>, frame: Vec<u8>) {
+        let cost = frame.len().saturating_add(OWED_TASK_BYTES).min(OWED_BYTES) as u32;
+        let frame = match self.outgoing.try_send(Outgoing::Frame(frame)) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
+            Err(mpsc::error::TrySendError::Full(frame)) => frame,
+        };
+        let deadline = tokio::time::Instant::now() + self.config.request_timeout;
+        let permit = tokio::time::timeout_at(deadline, self.owed.clone().acquire_many_owned(cost));
+        let Ok(Ok(permit)) = permit.await else {
+            self.dropped_outgoing.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("no room for a reply within the deadline: dropped");
+            return;
+        };
+        let shared = self.clone();
+        tokio::spawn(async move {
+            let queued = tokio::time::timeout_at(deadline, shared.outgoing.send(frame)).await;
+            if queued.is_err() {
+                shared.dropped_outgoing.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("no room for a reply within the deadline: dropped");
+            }
+            drop(permit);
+        });
+    }
+
+    /// Resolves once no owed answer waits for room (all queued or dropped).
+    pub(super) async fn owed_queued(&self) {
+        let _ = self.owed.acquire_many(OWED_BYTES as u32).await;
     }
 }
 
+/// Most bytes of answers the reader task owes that wait for room at once (each counted with
+/// [`OWED_TASK_BYTES`] for its task).
+pub(super) const OWED_BYTES: usize = 1 << 20;
+/// What the task of one owed answer costs, counted against [`OWED_BYTES`].
+const OWED_TASK_BYTES: usize = 256;
+
 /// The encoded response to an incoming request.
-fn response_frame(
+pub(super) fn response_frame(
     id: Option<&Id>,
     outcome: std::result::Result<Box<RawValue>, ErrorObject>,
 ) -> Option<Vec<u8>> {
@@ -190,10 +236,12 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
     let mut writer = FrameWriter::new(writer);
     while let Some(message) = queue.recv().await {
         let outcome = match message {
-            Outgoing::Frame(frame) => match writer.write(&frame).await {
-                Ok(()) if queue.is_empty() => writer.flush().await,
-                outcome => outcome,
-            },
+            Outgoing::Frame(frame) | Outgoing::Reply { frame, .. } => {
+                match writer.write(&frame).await {
+                    Ok(()) if queue.is_empty() => writer.flush().await,
+                    outcome => outcome,
+                }
+            }
             Outgoing::CloseInput => {
                 let _ = writer.flush().await;
                 break;

@@ -599,3 +599,5 @@ async fn the_outgoing_queue_is_bounded_and_a_full_queue_does_not_stall_the_reade
         within(call).await.unwrap().unwrap();
     }
 }
+
+mod owed;

@@ -173,3 +173,13 @@ fn escaped_lengths_are_those_serde_json_writes() {
         assert_eq!(escaped_len(&text), written, "{text:?}");
     }
 }
+
+#[test]
+fn the_room_an_answer_waits_for_is_its_length_as_sent() {
+    let texts: [&[u8]; 3] = [b"\x01\x02 text", b"\xff\xfe\xfd\xfc", b""];
+    let answer = encode(scoped(&texts), &everything(), &|_| unreachable_baseline())
+        .unwrap_or_else(|_| panic!("small blobs are served"));
+    let counted = answer_len(&answer);
+    let sent = serde_json::to_string(&ReadBlobResult { blobs: answer }).unwrap();
+    assert_eq!(sent.len(), counted, "{sent}");
+}
