@@ -1,0 +1,215 @@
+// The real `asp-bridge lsp`, driven through vscode-jsonrpc (the transport VS Code's language client
+// uses) with the capabilities the extension declares: a file holding a merge-conflict marker in a
+// git repository gets its diagnostic from the embedded host (no `asp` on PATH, HOME and
+// XDG_CONFIG_HOME an empty folder), and the status bar text follows; a host that cannot start is
+// shown as failed.
+"use strict";
+
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const childProcess = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const { pathToFileURL } = require("node:url");
+
+const rpc = require("vscode-jsonrpc/node");
+
+const { Status } = require("../src/status");
+const { skip, binary, deadline } = require("./tools");
+
+const WAIT_MS = 30_000;
+
+function git(cwd, ...args) {
+  childProcess.execFileSync("git", args, { cwd, stdio: "pipe", timeout: WAIT_MS });
+}
+
+/** A git repository whose one committed file now holds a merge conflict; HOME an empty folder. */
+function workspace(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "asp-bridge-vscode-e2e-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const repo = path.join(dir, "repo");
+  const home = path.join(dir, "home");
+  fs.mkdirSync(repo);
+  fs.mkdirSync(home);
+  git(repo, "init", "-q");
+  git(repo, "config", "user.email", "e2e@example.test");
+  git(repo, "config", "user.name", "e2e");
+  git(repo, "config", "commit.gpgsign", "false");
+  fs.writeFileSync(path.join(repo, "notes.txt"), "one\ntwo\n");
+  git(repo, "add", "notes.txt");
+  git(repo, "commit", "-q", "-m", "first");
+  const text = "one\n<<<<<<< HEAD\ntwo\n=======\nzwei\n>>>>>>> other\n";
+  fs.writeFileSync(path.join(repo, "notes.txt"), text);
+  return { repo: fs.realpathSync(repo), home, text };
+}
+
+/** PATH without any folder that holds an `asp`, so the embedded host is the one used. */
+function pathWithoutAsp() {
+  return (process.env.PATH || "")
+    .split(path.delimiter)
+    .filter((dir) => dir && !fs.existsSync(path.join(dir, "asp")))
+    .join(path.delimiter);
+}
+
+/** The server started in `repo` with `env`, spoken to through vscode-jsonrpc. */
+function serve(t, bin, repo, env) {
+  const child = childProcess.spawn(bin, ["lsp"], { cwd: repo, env, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    if (stderr.length < 64 * 1024) stderr += chunk;
+  });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  const published = [];
+  const messages = [];
+  const waiters = [];
+  const wake = () => {
+    for (const w of waiters.splice(0)) w();
+  };
+  connection.onNotification("textDocument/publishDiagnostics", (params) => {
+    published.push(params);
+    wake();
+  });
+  connection.onNotification("window/showMessage", (params) => {
+    messages.push(params);
+    wake();
+  });
+  connection.onNotification("$/progress", () => {});
+  connection.onNotification("window/logMessage", () => {});
+  connection.onRequest("window/workDoneProgress/create", () => null);
+  connection.onRequest("workspace/configuration", (params) => params.items.map(() => null));
+  connection.onRequest("client/registerCapability", () => null);
+  connection.onRequest("workspace/diagnostic/refresh", () => null);
+  connection.listen();
+  t.after(() => {
+    connection.dispose();
+    child.kill("SIGKILL");
+  });
+  /** Resolves when `found()` returns something, checked after each notification. */
+  const until = (what, found) =>
+    deadline(
+      new Promise((resolve) => {
+        const check = () => {
+          const value = found();
+          if (value) resolve(value);
+          else waiters.push(check);
+        };
+        check();
+      }),
+      WAIT_MS,
+      `${what} (stderr: ${stderr.slice(-2000)})`,
+    );
+  return { child, connection, published, messages, until, exited, stderr: () => stderr };
+}
+
+/** The client capabilities vscode-languageclient sends, less pull diagnostics (src/extension.js). */
+function initializeParams(repo) {
+  const uri = pathToFileURL(repo).href;
+  return {
+    processId: process.pid,
+    clientInfo: { name: "Visual Studio Code", version: "1.95.0" },
+    rootUri: uri,
+    workspaceFolders: [{ uri, name: path.basename(repo) }],
+    capabilities: {
+      general: { positionEncodings: ["utf-16"] },
+      textDocument: {
+        synchronization: { dynamicRegistration: true, willSave: true, willSaveWaitUntil: true, didSave: true },
+        publishDiagnostics: { relatedInformation: true, versionSupport: false, tagSupport: { valueSet: [1, 2] }, codeDescriptionSupport: true, dataSupport: true },
+      },
+      window: { workDoneProgress: true, showMessage: { messageActionItem: { additionalPropertiesSupport: true } } },
+      workspace: { workspaceFolders: true, configuration: true },
+    },
+  };
+}
+
+function environment(home, extra = {}) {
+  const env = { ...process.env, PATH: pathWithoutAsp(), HOME: home, XDG_CONFIG_HOME: home, ...extra };
+  for (const name of ["ASP_BRIDGE_CONFIG", "ASP_BRIDGE_LOG", "RUST_LOG"]) delete env[name];
+  if (!extra.ASP_BRIDGE_HOST_COMMAND) delete env.ASP_BRIDGE_HOST_COMMAND;
+  return env;
+}
+
+async function shutDown(server) {
+  await deadline(server.connection.sendRequest("shutdown"), WAIT_MS, "shutdown");
+  await server.connection.sendNotification("exit");
+  const { code } = await deadline(server.exited, WAIT_MS, "exit");
+  assert.equal(code, 0, server.stderr());
+}
+
+function ready(t) {
+  const bin = binary();
+  if (!bin) {
+    skip(t, "no asp-bridge binary: set ASP_BRIDGE_BIN or build it (cargo build -p asp-bridge)");
+    return undefined;
+  }
+  try {
+    childProcess.execFileSync("git", ["--version"], { stdio: "pipe", timeout: WAIT_MS });
+  } catch {
+    skip(t, "`git` is not installed");
+    return undefined;
+  }
+  return bin;
+}
+
+test("a merge-conflict marker reaches the client as a diagnostic from the embedded host", async (t) => {
+  const bin = ready(t);
+  if (!bin) return;
+  const { repo, home, text } = workspace(t);
+  const server = serve(t, bin, repo, environment(home));
+  const status = new Status();
+
+  const result = await deadline(server.connection.sendRequest("initialize", initializeParams(repo)), WAIT_MS, "initialize");
+  const version = childProcess.execFileSync(bin, ["--version"], { encoding: "utf8", timeout: WAIT_MS }).trim();
+  assert.equal(`${result.serverInfo.name} ${result.serverInfo.version}`, version);
+  assert.equal(result.capabilities.diagnosticProvider, undefined, "no pull for a client that does not pull");
+  status.ready(result.serverInfo);
+  assert.equal(status.text(), "$(check) ASP ready");
+  await server.connection.sendNotification("initialized", {});
+
+  const uri = pathToFileURL(path.join(repo, "notes.txt")).href;
+  await server.connection.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "plaintext", version: 1, text } });
+  const publish = await server.until("a diagnostic for notes.txt", () =>
+    server.published.find((p) => p.uri === uri && p.diagnostics.some((d) => d.code === "hygiene/merge-conflict")),
+  );
+  const conflict = publish.diagnostics.find((d) => d.code === "hygiene/merge-conflict");
+  assert.equal(conflict.severity, 1);
+  assert.equal(conflict.range.start.line, 1);
+  assert.match(conflict.data.receiptId, /\S/);
+  assert.equal(conflict.data.assurance, "advisory");
+
+  status.diagnostics(uri, publish.diagnostics, true);
+  const decision = conflict.data.decision;
+  const n = publish.diagnostics.length;
+  assert.equal(status.text(), `$(check) ASP: ${decision} · ${n} finding${n === 1 ? "" : "s"}`);
+  assert.match(status.tooltip(), new RegExp(`receipt: ${conflict.data.receiptId}`));
+  t.diagnostic(`status bar: ${status.text()}`);
+  assert.deepEqual(server.messages, [], "a whole check sends no outage message");
+  await shutDown(server);
+});
+
+test("a host that cannot start is shown as failed, with its class", async (t) => {
+  const bin = ready(t);
+  if (!bin) return;
+  const { repo, home, text } = workspace(t);
+  const missing = path.join(home, "no-such-host");
+  const server = serve(t, bin, repo, environment(home, { ASP_BRIDGE_HOST_COMMAND: `${missing} serve --repo {repo}` }));
+  const status = new Status();
+  const result = await deadline(server.connection.sendRequest("initialize", initializeParams(repo)), WAIT_MS, "initialize");
+  status.ready(result.serverInfo);
+  await server.connection.sendNotification("initialized", {});
+  const uri = pathToFileURL(path.join(repo, "notes.txt")).href;
+  await server.connection.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "plaintext", version: 1, text } });
+  const publish = await server.until("a not-run notice for notes.txt", () =>
+    server.published.find((p) => p.uri === uri && p.diagnostics.some((d) => String(d.code).startsWith("not-run/"))),
+  );
+  const notice = publish.diagnostics.find((d) => String(d.code).startsWith("not-run/"));
+  status.diagnostics(uri, publish.diagnostics, true);
+  assert.equal(status.text(), `$(error) ASP failed: ${notice.data.failClass}`);
+  t.diagnostic(`status bar: ${status.text()}`);
+  const message = await server.until("an outage message", () => server.messages[0]);
+  const fromMessage = new Status();
+  fromMessage.message(message.message);
+  assert.equal(fromMessage.text(), `$(error) ASP failed: ${notice.data.failClass}`);
+  await shutDown(server);
+});
