@@ -117,3 +117,10 @@ test("a missing binary or a server that does not start is failed", async (t) => 
   assert.equal(lastItem().text, "$(error) ASP failed: stopped");
   assert.match(lastItem().tooltip, /did not start: initialize failed/);
 });
+
+test("the extension's version is the workspace's, so a VSIX names the binary it bundles", () => {
+  const cargo = fs.readFileSync(path.join(__dirname, "..", "..", "..", "Cargo.toml"), "utf8");
+  const workspace = /\[workspace\.package\][^[]*?\nversion = "([^"]+)"/.exec(cargo);
+  assert.ok(workspace, "Cargo.toml has [workspace.package] version");
+  assert.equal(manifest.version, workspace[1]);
+});
