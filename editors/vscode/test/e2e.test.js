@@ -1,8 +1,8 @@
 // The real `asp-bridge lsp`, driven through vscode-jsonrpc (the transport VS Code's language client
-// uses) with the capabilities the extension declares: a file holding a merge-conflict marker in a
-// git repository gets its diagnostic from the embedded host (no `asp` on PATH, HOME and
-// XDG_CONFIG_HOME an empty folder), and the status bar text follows; a host that cannot start is
-// shown as failed.
+// uses) with the capabilities the extension's client sends (the real vscode-languageclient's, see
+// stub/real-client.js): a file holding a merge-conflict marker in a git repository gets its
+// diagnostic from the embedded host (no `asp` on PATH, HOME and XDG_CONFIG_HOME an empty folder),
+// and the status bar text follows; a host that cannot start is shown as failed.
 "use strict";
 
 const test = require("node:test");
@@ -17,6 +17,7 @@ const rpc = require("vscode-jsonrpc/node");
 
 const { Status } = require("../src/status");
 const { skip, binary, deadline } = require("./tools");
+const { clientCapabilities } = require("./stub/real-client");
 
 const WAIT_MS = 30_000;
 
@@ -103,7 +104,7 @@ function serve(t, bin, repo, env) {
   return { child, connection, published, messages, until, exited, stderr: () => stderr };
 }
 
-/** The client capabilities vscode-languageclient sends, less pull diagnostics (src/extension.js). */
+/** `initialize` as the extension's client sends it: the real vscode-languageclient's capabilities. */
 function initializeParams(repo) {
   const uri = pathToFileURL(repo).href;
   return {
@@ -111,15 +112,7 @@ function initializeParams(repo) {
     clientInfo: { name: "Visual Studio Code", version: "1.95.0" },
     rootUri: uri,
     workspaceFolders: [{ uri, name: path.basename(repo) }],
-    capabilities: {
-      general: { positionEncodings: ["utf-16"] },
-      textDocument: {
-        synchronization: { dynamicRegistration: true, willSave: true, willSaveWaitUntil: true, didSave: true },
-        publishDiagnostics: { relatedInformation: true, versionSupport: false, tagSupport: { valueSet: [1, 2] }, codeDescriptionSupport: true, dataSupport: true },
-      },
-      window: { workDoneProgress: true, showMessage: { messageActionItem: { additionalPropertiesSupport: true } } },
-      workspace: { workspaceFolders: true, configuration: true },
-    },
+    capabilities: JSON.parse(JSON.stringify(clientCapabilities())),
   };
 }
 
