@@ -132,7 +132,7 @@ class Extension {
     try {
       await client.start();
     } catch (e) {
-      const why = `the language server did not start: ${e && e.message ? e.message : e}`;
+      const why = `the language server did not start (the output shows what it said): ${e && e.message ? e.message : e}`;
       this.output.appendLine(why);
       this.status.failed(why);
       return;

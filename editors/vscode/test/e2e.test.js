@@ -8,50 +8,14 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const childProcess = require("node:child_process");
-const fs = require("node:fs");
-const os = require("node:os");
 const path = require("node:path");
 const { pathToFileURL } = require("node:url");
 
 const rpc = require("vscode-jsonrpc/node");
 
 const { Status } = require("../src/status");
-const { skip, binary, deadline } = require("./tools");
+const { binary, deadline, environment, ready, workspace, WAIT_MS } = require("./tools");
 const { clientCapabilities } = require("./stub/real-client");
-
-const WAIT_MS = 30_000;
-
-function git(cwd, ...args) {
-  childProcess.execFileSync("git", args, { cwd, stdio: "pipe", timeout: WAIT_MS });
-}
-
-/** A git repository whose one committed file now holds a merge conflict; HOME an empty folder. */
-function workspace(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "asp-bridge-vscode-e2e-"));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const repo = path.join(dir, "repo");
-  const home = path.join(dir, "home");
-  fs.mkdirSync(repo);
-  fs.mkdirSync(home);
-  git(repo, "init", "-q");
-  git(repo, "config", "user.email", "e2e@example.test");
-  git(repo, "config", "user.name", "e2e");
-  git(repo, "config", "commit.gpgsign", "false");
-  fs.writeFileSync(path.join(repo, "notes.txt"), "one\ntwo\n");
-  git(repo, "add", "notes.txt");
-  git(repo, "commit", "-q", "-m", "first");
-  const text = "one\n<<<<<<< HEAD\ntwo\n=======\nzwei\n>>>>>>> other\n";
-  fs.writeFileSync(path.join(repo, "notes.txt"), text);
-  return { repo: fs.realpathSync(repo), home, text };
-}
-
-/** PATH without any folder that holds an `asp`, so the embedded host is the one used. */
-function pathWithoutAsp() {
-  return (process.env.PATH || "")
-    .split(path.delimiter)
-    .filter((dir) => dir && !fs.existsSync(path.join(dir, "asp")))
-    .join(path.delimiter);
-}
 
 /** The server started in `repo` with `env`, spoken to through vscode-jsonrpc. */
 function serve(t, bin, repo, env) {
@@ -116,13 +80,6 @@ function initializeParams(repo) {
   };
 }
 
-function environment(home, extra = {}) {
-  const env = { ...process.env, PATH: pathWithoutAsp(), HOME: home, XDG_CONFIG_HOME: home, ...extra };
-  for (const name of ["ASP_BRIDGE_CONFIG", "ASP_BRIDGE_LOG", "RUST_LOG"]) delete env[name];
-  if (!extra.ASP_BRIDGE_HOST_COMMAND) delete env.ASP_BRIDGE_HOST_COMMAND;
-  return env;
-}
-
 async function shutDown(server) {
   await deadline(server.connection.sendRequest("shutdown"), WAIT_MS, "shutdown");
   await server.connection.sendNotification("exit");
@@ -130,23 +87,8 @@ async function shutDown(server) {
   assert.equal(code, 0, server.stderr());
 }
 
-function ready(t) {
-  const bin = binary();
-  if (!bin) {
-    skip(t, "no asp-bridge binary: set ASP_BRIDGE_BIN or build it (cargo build -p asp-bridge)");
-    return undefined;
-  }
-  try {
-    childProcess.execFileSync("git", ["--version"], { stdio: "pipe", timeout: WAIT_MS });
-  } catch {
-    skip(t, "`git` is not installed");
-    return undefined;
-  }
-  return bin;
-}
-
 test("a merge-conflict marker reaches the client as a diagnostic from the embedded host", async (t) => {
-  const bin = ready(t);
+  const bin = ready(t, binary());
   if (!bin) return;
   const { repo, home, text } = workspace(t);
   const server = serve(t, bin, repo, environment(home));
@@ -182,7 +124,7 @@ test("a merge-conflict marker reaches the client as a diagnostic from the embedd
 });
 
 test("a host that cannot start is shown as failed, with its class", async (t) => {
-  const bin = ready(t);
+  const bin = ready(t, binary());
   if (!bin) return;
   const { repo, home, text } = workspace(t);
   const missing = path.join(home, "no-such-host");
