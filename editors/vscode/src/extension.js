@@ -34,6 +34,8 @@ class Extension {
   constructor(context) {
     this.context = context;
     this.client = undefined;
+    /** Set while the extension itself stops the client: that stop is not a failure. */
+    this.stopping = false;
     this.status = new Status();
     this.output = vscode.window.createOutputChannel("asp-bridge");
     this.item = vscode.window.createStatusBarItem("asp-bridge.status", vscode.StatusBarAlignment.Left, 0);
