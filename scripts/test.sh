@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): installs what the tests need on a fresh Debian
-# machine, then runs rustfmt, clippy and every test of the workspace.
+# machine, then runs rustfmt, clippy and every test of the workspace, then the VS Code extension's
+# tests (editors/vscode).
 #
 # Installs: Debian `neovim`, `git` and `xz-utils` when missing, Node.js 22 when no Node.js 20+ is on
 # PATH (the opcore provider tests; the npm registry's node-linux-<arch>@22 into .tools/), a Python venv with the official
 # MCP client (`mcp`), and the npm packages `@microsoft/sarif-multitool` and
-# `@modelcontextprotocol/inspector` into .tools/ (ignored by git). Tests find them through the
+# `@modelcontextprotocol/inspector` into .tools/ (ignored by git), Node.js 22 for @vscode/vsce when the
+# one on PATH is older, and the VS Code extension's pinned npm dev-dependencies (`npm ci`). Tests find them through the
 # ASP_BRIDGE_* variables exported below. A test whose tool is missing skips and is recorded; the run
 # ends with a summary naming every skipped test and why. With ASP_BRIDGE_REQUIRE_TOOLS=1 (which
 # .ci/run sets) a missing tool fails its test instead.
@@ -107,3 +109,28 @@ step "cargo check (fuzz targets, outside the workspace)"
 (cd fuzz && cargo check --locked --quiet)
 step "cargo test"
 cargo test --workspace
+
+step "VS Code extension (editors/vscode): npm ci, the VSIX, unit, e2e and VSIX tests"
+# @vscode/vsce 4 needs Node.js 22 or later: the node on PATH when it is, else the npm registry's
+# node-linux-<arch>@22 in .tools/node22 (the same place as above). The unit tests, the e2e test
+# (vscode-jsonrpc against target/debug/asp-bridge, which cargo test built) and the VSIX test run on
+# the node on PATH; their output ends with node's own summary.
+case "$(uname -m)" in
+  x86_64) vscode_arch=x64 ;;
+  aarch64 | arm64) vscode_arch=arm64 ;;
+  *) vscode_arch="" ;;
+esac
+node22=$(command -v node)
+if [ "$(node_major "$node22")" -lt 22 ] && [ -n "$vscode_arch" ]; then
+  node22=$tools/node22/node_modules/node-linux-$vscode_arch/bin/node
+  if [ ! -x "$node22" ] || [ "$(node_major "$node22")" -lt 22 ]; then
+    NPM_CONFIG_UPDATE_NOTIFIER=false npm install --prefix "$tools/node22" --no-audit --no-fund \
+      --no-package-lock --loglevel=error "node-linux-$vscode_arch@22.23.5"
+  fi
+fi
+(cd editors/vscode && NPM_CONFIG_UPDATE_NOTIFIER=false npm ci --no-audit --no-fund --loglevel=error)
+vsix_target=linux-${vscode_arch:-x64}
+vsix=$root/target/vscode/asp-bridge-$vsix_target.vsix
+ASP_BRIDGE_NODE22=$node22 editors/vscode/package.sh "$root/target/debug/asp-bridge" "$vsix_target" "$vsix"
+(cd editors/vscode && ASP_BRIDGE_BIN=$root/target/debug/asp-bridge ASP_BRIDGE_VSIX=$vsix \
+  ASP_BRIDGE_VSIX_TARGET=$vsix_target npm test --silent)
