@@ -219,6 +219,15 @@ fn decode(bytes: &[u8]) -> Content<'_> {
     }
 }
 
+/// A line or a key quoted in a message, cut to a readable length.
+fn short(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 fn large_file(size: u64, settings: Settings, out: &mut Found) {
     if size > settings.max_added_file_bytes {
         out.push(Finding::new(
@@ -281,6 +290,20 @@ mod tests {
         .into_iter()
         .map(|f| f.finding)
         .collect()
+    }
+
+    /// Every rule on `bytes` as a file the change adds.
+    pub(super) fn added(path: &str, bytes: &[u8]) -> Checked {
+        check(
+            Subject {
+                path,
+                bytes,
+                other: None,
+                added: true,
+            },
+            &Rule::ALL,
+            SETTINGS,
+        )
     }
 
     /// Each finding as `(rule, range, message)`, to compare a whole list at once.
@@ -420,16 +443,7 @@ mod tests {
             ("long.json", format!("\"{}\"", line("é"))),
         ] {
             let started = std::time::Instant::now();
-            let found = check(
-                Subject {
-                    path,
-                    bytes: text.as_bytes(),
-                    other: None,
-                    added: true,
-                },
-                &Rule::ALL,
-                SETTINGS,
-            );
+            let found = added(path, text.as_bytes());
             // Far from today's seconds in a debug build, and from the minutes a quadratic
             // check takes on this input.
             let took = started.elapsed();
@@ -450,17 +464,7 @@ mod tests {
             let text = "é\n-----BEGIN RSA PRIVATE KEY-----\n";
             let mut bytes = mark.to_vec();
             bytes.extend(text.encode_utf16().flat_map(unit));
-            let found = check(
-                Subject {
-                    path: "key.txt",
-                    bytes: &bytes,
-                    other: None,
-                    added: true,
-                },
-                &Rule::ALL,
-                SETTINGS,
-            )
-            .findings;
+            let found = added("key.txt", &bytes).findings;
             assert_eq!(found.len(), 1, "{found:?}");
             assert_eq!(found[0].finding.rule, Rule::PrivateKey);
             assert_eq!(found[0].finding.range, range(1, 5, 1, 26));
@@ -470,17 +474,7 @@ mod tests {
     #[test]
     fn text_in_another_encoding_is_said_to_be_unchecked() {
         let latin1 = b"caf\xe9 \n";
-        let found = check(
-            Subject {
-                path: "notes.txt",
-                bytes: latin1,
-                other: None,
-                added: true,
-            },
-            &Rule::ALL,
-            SETTINGS,
-        )
-        .findings;
+        let found = added("notes.txt", latin1).findings;
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].finding.rule, Rule::TextEncoding);
         assert_eq!(Rule::TextEncoding.severity(), crate::rules::Severity::Info);

@@ -3,7 +3,7 @@
 //! opening or closing marker without its partner is a finding of its own line. A `=======` line
 //! outside a conflict (a heading underline) is not a marker.
 
-use super::{Finding, Found};
+use super::{Finding, Found, short};
 use crate::rules::Rule;
 use crate::text::{Range, Text};
 
@@ -92,15 +92,6 @@ fn unterminated(text: &Text<'_>, start: usize) -> Finding {
         ),
         content,
     )
-}
-
-/// A marker line cut to a readable length.
-fn short(line: &str) -> String {
-    const MAX: usize = 60;
-    match line.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
 }
 
 #[cfg(test)]

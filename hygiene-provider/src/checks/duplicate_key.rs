@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use saphyr_parser::{Event, Parser};
 
-use super::{Finding, Found};
+use super::{Finding, Found, short};
 use crate::rules::Rule;
 use crate::text::Text;
 
@@ -103,15 +103,6 @@ pub(super) fn check(text: &Text<'_>, out: &mut Found) {
             ),
             key,
         ));
-    }
-}
-
-/// A key cut to a readable length.
-fn short(key: &str) -> String {
-    const MAX: usize = 60;
-    match key.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &key[..at]),
-        None => key.to_owned(),
     }
 }
 

@@ -295,18 +295,7 @@ mod tests {
 
     /// The findings of a YAML file, and what it says it could not check.
     fn checked(path: &str, text: &str) -> (Vec<crate::checks::Finding>, Vec<String>) {
-        let checked = crate::checks::check(
-            crate::checks::Subject {
-                path,
-                bytes: text.as_bytes(),
-                other: None,
-                added: true,
-            },
-            &Rule::ALL,
-            crate::checks::Settings {
-                max_added_file_bytes: 1 << 20,
-            },
-        );
+        let checked = super::super::tests::added(path, text.as_bytes());
         (
             checked.findings.into_iter().map(|f| f.finding).collect(),
             checked.unchecked,

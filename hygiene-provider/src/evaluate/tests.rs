@@ -77,6 +77,16 @@ async fn run(memory: &Memory, params: Value) -> Value {
     serde_json::to_value(evaluate(memory, request, deadline, &provenance()).await).unwrap()
 }
 
+/// The assessment of a changeset that adds `files` (path, bytes), all findings.
+async fn added(files: &[(&str, &[u8])]) -> Value {
+    let mut memory = Memory::default();
+    let changes: Vec<Value> = files
+        .iter()
+        .map(|(path, bytes)| json!({"path": path, "kind": "create", "after": memory.add(bytes)}))
+        .collect();
+    run(&memory, params(Value::from(changes), "all")).await
+}
+
 fn params(changes: Value, comparison: &str) -> Value {
     json!({
         "changeset": {
@@ -382,21 +392,10 @@ async fn files_are_read_in_large_batches_and_a_refused_blob_costs_a_few_halvings
 
 #[tokio::test]
 async fn a_private_key_behind_ten_thousand_notes_is_kept_and_the_answer_is_not_complete() {
-    let mut memory = Memory::default();
     // `a.txt` sorts first: its notes alone fill the cap before the key is checked.
-    let notes = memory.add(" \n".repeat(MAX_DIAGNOSTICS + 1).as_bytes());
-    let key = memory.add(b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n");
-    let assessment = run(
-        &memory,
-        params(
-            json!([
-                {"path": "a.txt", "kind": "create", "after": notes},
-                {"path": "z/id_ed25519", "kind": "create", "after": key}
-            ]),
-            "all",
-        ),
-    )
-    .await;
+    let notes = " \n".repeat(MAX_DIAGNOSTICS + 1);
+    let key = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n";
+    let assessment = added(&[("a.txt", notes.as_bytes()), ("z/id_ed25519", key)]).await;
     let found = codes(&assessment);
     assert_eq!(found.len(), MAX_DIAGNOSTICS);
     assert!(
@@ -418,17 +417,9 @@ async fn a_private_key_behind_ten_thousand_notes_is_kept_and_the_answer_is_not_c
 
 #[tokio::test]
 async fn a_file_of_a_million_markers_costs_what_the_cap_keeps() {
-    let mut memory = Memory::default();
-    let markers = memory.add(">>>>>>>\n".repeat(1 << 20).as_bytes());
+    let markers = ">>>>>>>\n".repeat(1 << 20);
     let started = Instant::now();
-    let assessment = run(
-        &memory,
-        params(
-            json!([{"path": "a.txt", "kind": "create", "after": markers}]),
-            "all",
-        ),
-    )
-    .await;
+    let assessment = added(&[("a.txt", markers.as_bytes())]).await;
     assert_eq!(codes(&assessment).len(), MAX_DIAGNOSTICS);
     assert_eq!(assessment["coverage"]["truncated"], true);
     // Far below the deadline of `run` (30 s); building every finding first took minutes.
@@ -493,19 +484,10 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
 
 #[tokio::test]
 async fn a_yaml_template_that_cannot_be_checked_is_not_covered_and_the_answer_not_complete() {
-    let mut memory = Memory::default();
-    let broken = memory.add(b"a: {{ .Values.x }}\nlist: [1, 2\n");
-    let fine = memory.add(b"a: {{ .Values.x }}\nb: 1\n");
-    let assessment = run(
-        &memory,
-        params(
-            json!([
-                {"path": "chart/values.yaml", "kind": "create", "after": broken},
-                {"path": "chart/ok.yaml", "kind": "create", "after": fine}
-            ]),
-            "all",
-        ),
-    )
+    let assessment = added(&[
+        ("chart/values.yaml", b"a: {{ .Values.x }}\nlist: [1, 2\n"),
+        ("chart/ok.yaml", b"a: {{ .Values.x }}\nb: 1\n"),
+    ])
     .await;
     assert_eq!(assessment["status"], "incomplete");
     let unsupported = assessment["coverage"]["unsupported"].as_array().unwrap();
