@@ -5,6 +5,7 @@
 //! forge a log line, move the cursor nor flood the terminal through a log field.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use tracing_subscriber::field::MakeExt as _;
 use tracing_subscriber::fmt::MakeWriter;
@@ -12,11 +13,82 @@ use tracing_subscriber::fmt::MakeWriter;
 /// Longest field value in a log line, in characters (a host's stderr tail fits whole).
 const FIELD_MAX: usize = 8 * 1024;
 
-/// Installs the subscriber: `ASP_BRIDGE_LOG`, else `default`; stderr, no colours, filtered fields.
-pub(crate) fn init(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ASP_BRIDGE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    builder(std::io::stderr).with_env_filter(filter).init();
+/// Most bytes of log lines held back for a one-shot command; past it the rest are counted.
+const HELD_MAX: usize = 64 * 1024;
+
+/// Log lines a one-shot command holds until its outcome is known ([`Logs::Held`]).
+static HELD: std::sync::Mutex<Held> = std::sync::Mutex::new(Held {
+    bytes: Vec::new(),
+    dropped: 0,
+});
+
+struct Held {
+    bytes: Vec<u8>,
+    dropped: usize,
+}
+
+/// Where log lines go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Logs {
+    /// To stderr as they come (the servers, or `ASP_BRIDGE_LOG` set).
+    Live,
+    /// Held back (warnings, capped) and written only if the command succeeds ([`finish`]): a
+    /// failure is the one classed line it promises, the warnings that led to it included in it.
+    Held,
+}
+
+/// Installs the subscriber: `ASP_BRIDGE_LOG` (then always live), else warnings, `logs` deciding
+/// where; no colours, filtered fields.
+pub(crate) fn init(logs: Logs) {
+    match tracing_subscriber::EnvFilter::try_from_env("ASP_BRIDGE_LOG") {
+        Ok(filter) => builder(std::io::stderr).with_env_filter(filter).init(),
+        Err(_) if logs == Logs::Held => builder(|| HeldWriter)
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+            .init(),
+        Err(_) => builder(std::io::stderr)
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+            .init(),
+    }
+}
+
+/// Writes the held log lines to stderr when the command `succeeded`, else drops them.
+pub(crate) fn finish(succeeded: bool) {
+    let mut held = HELD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if succeeded && !held.bytes.is_empty() {
+        let mut stderr = std::io::stderr().lock();
+        let _ = std::io::Write::write_all(&mut stderr, &held.bytes);
+        if held.dropped > 0 {
+            let _ = writeln!(
+                stderr,
+                "asp-bridge: {} more log line(s) left out",
+                held.dropped
+            );
+        }
+    }
+    held.bytes.clear();
+}
+
+/// Appends to [`HELD`], whole lines only, up to [`HELD_MAX`].
+struct HeldWriter;
+
+impl std::io::Write for HeldWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut held = HELD
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.bytes.len() + buf.len() <= HELD_MAX {
+            held.bytes.extend_from_slice(buf);
+        } else {
+            held.dropped += 1;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The fmt subscriber writing to `writer`, its fields filtered.

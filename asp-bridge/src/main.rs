@@ -23,7 +23,7 @@ use crate::flags::{Cli, Command, HostArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    log::init(log_default(&cli.command));
+    log::init(logs_of(&cli.command));
     let runtime = match runtime_for(&cli.command) {
         Ok(runtime) => runtime,
         Err(e) => return report(&anyhow::Error::new(e).context("cannot start the async runtime")),
@@ -41,6 +41,7 @@ fn main() -> ExitCode {
     });
     // Background tasks (a host's stderr drain, a stuck writer) must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(100));
+    log::finish(outcome.is_ok());
     match outcome {
         Ok(code) => code,
         Err(error) => report(&error),
@@ -51,14 +52,13 @@ fn main() -> ExitCode {
 /// `provider`) run on one thread: the server, its stdio and its children's pipes, so a message
 /// crosses no thread (blocking work still goes to tokio's blocking pool, and the children are
 /// separate processes). The other commands use a worker per core.
-/// What is logged without `ASP_BRIDGE_LOG`. The one-shot commands (`status`, `sarif`) promise one
-/// line per failure and one success line, so they log nothing else (a host that had to be stopped,
-/// say, is part of the failure it caused); the servers log warnings, which is what a client's log
-/// pane is for.
-fn log_default(command: &Command) -> &'static str {
+/// Where a command's log lines go without `ASP_BRIDGE_LOG`. The one-shot commands (`status`,
+/// `sarif`) promise one line for a failure, so their warnings are held and written only once the
+/// command has succeeded; the servers log as they go, which is what a client's log pane is for.
+fn logs_of(command: &Command) -> log::Logs {
     match command {
-        Command::Status(_) | Command::Sarif(_) => "off",
-        _ => "warn",
+        Command::Status(_) | Command::Sarif(_) => log::Logs::Held,
+        _ => log::Logs::Live,
     }
 }
 
