@@ -188,6 +188,13 @@ pub(crate) trait Budgeted {
     /// Keeps about `keep` (0..1) of the items of the list that makes the output large, marks the
     /// output truncated, and says whether anything was dropped.
     fn shrink(&mut self, keep: f64) -> bool;
+
+    /// The result's text block: by default the JSON of `structuredContent`; an output whose JSON
+    /// reads poorly gives a compact summary instead, which must still say every caveat (advisory,
+    /// degraded coverage, what was not checked, truncation and how to continue).
+    fn text(&self) -> Option<String> {
+        None
+    }
 }
 
 /// [`Budgeted`] for a tool output whose one long list is the field `$list`, with the count of the
@@ -544,7 +551,7 @@ fn fit_with_text<O: Serialize + Budgeted>(
             .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
         let size = text.len();
         if size <= budget {
-            return Ok((value, text));
+            return Ok((value, output.text().unwrap_or(text)));
         }
         if !output.shrink(budget as f64 / size as f64) {
             break;

@@ -8,7 +8,7 @@
 //! kept answers are capped in bytes: an answer past its cap keeps its first findings and says how many
 //! it dropped. A finding whose path the host put outside the workspace keeps no path and says so.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +23,8 @@ use super::{AspTool, Budgeted, Call, Caveats, shrunk_len};
 use crate::error::Error;
 use crate::to_mcp::{self, Authority, Coverage, id, text};
 use bridge_core::confine::{confine, host_path};
+
+mod text;
 
 pub(crate) struct AspDiagnostics;
 
@@ -69,6 +71,34 @@ pub(crate) struct Args {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 200))]
     pub(crate) limit: Option<u32>,
+    /// `changes` (default): only what changed, against the host's baseline (or `base`). `files`:
+    /// the files under `paths` (every tracked file without `paths`) checked whole, each as new
+    /// against the empty tree, changed or not (as `sarif --all-files` does); `base` is then ignored.
+    #[serde(default)]
+    #[schemars(with = "ScopeArg")]
+    pub(crate) scope: Option<ScopeArg>,
+    /// The least severe findings shown: `error`, `warning` or `info` (default, everything). The
+    /// answer says how many it left out (`belowMinSeverity`); severities the bridge does not know
+    /// are always shown.
+    #[serde(default)]
+    #[schemars(with = "SeverityArg")]
+    pub(crate) min_severity: Option<SeverityArg>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ScopeArg {
+    Changes,
+    Files,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SeverityArg {
+    Error,
+    Warning,
+    #[default]
+    Info,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -94,8 +124,14 @@ pub(crate) struct Output {
     pub(crate) summary: String,
     /// `all` or `introduced`.
     pub(crate) comparison: String,
-    /// How many changed files were sent to the host.
+    /// `changes` (what changed was sent) or `files` (the files were sent whole).
+    pub(crate) scope: String,
+    /// How many files were sent to the host: the changed ones, or with scope `files` every file
+    /// named.
     pub(crate) changed_files: usize,
+    /// True when no file was sent, so nothing was checked: no changes under the paths given (or in
+    /// the working tree). Never read it as clean; use scope `files` to check files whole.
+    pub(crate) nothing_checked: bool,
     /// With `base`: what it resolved to, the changes being those since `mergeBase`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) base: Option<BaseOut>,
@@ -103,10 +139,16 @@ pub(crate) struct Output {
     /// socket, a device, a nested repository): skipped, never opened, so not checked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) left_out: Vec<LeftOut>,
-    /// This page of findings.
+    /// This page of findings, the most severe first (`error`, `warning`, `info`), then by path and
+    /// line.
     pub(crate) findings: Vec<Finding>,
-    /// Findings in the whole answer (those dropped past the memory cap included).
+    /// Findings in the whole answer (those dropped past the memory cap and those below
+    /// `minSeverity` included).
     pub(crate) total_findings: usize,
+    /// The `minSeverity` asked for (`info` shows everything).
+    pub(crate) min_severity: String,
+    /// Findings of the answer left out because they are less severe than `minSeverity`.
+    pub(crate) below_min_severity: usize,
     /// Findings of this answer that no page will show: the answer passed the 8 MiB the bridge keeps
     /// of one answer. Narrow `paths` to see them.
     #[serde(skip_serializing_if = "to_mcp::is_zero")]
@@ -116,6 +158,10 @@ pub(crate) struct Output {
     pub(crate) coverage: Coverage,
     pub(crate) assurance: AssuranceOut,
     pub(crate) authority_evidence: Vec<Authority>,
+    /// The authority evidence of the findings, once per provider (the findings' `source`); a
+    /// finding whose evidence differs from its provider's carries its own `authority`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) finding_authority: BTreeMap<String, Authority>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) policy_digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,9 +229,11 @@ pub(crate) struct Finding {
     /// project configuration error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) project_level: Option<bool>,
-    /// 0-based lines and UTF-16 characters, when the provider gave a range.
+    /// Where it starts and ends, when the provider gave a range: 0-based lines and 0-based UTF-16
+    /// characters (as LSP counts them), each field named with its base. The text block shows
+    /// `path:line:column` 1-based, as compilers and editors do.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) range: Option<RangeOut>,
+    pub(crate) range_zero_based: Option<RangeOut>,
     /// Position-resilient id of the finding, stable within its source.
     pub(crate) fingerprint: String,
     /// Whether the changes introduced it (with comparison `introduced`).
@@ -194,7 +242,7 @@ pub(crate) struct Finding {
     /// `gating` or `advisory`, as the host classifies it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) disposition: Option<String>,
-    /// What to do about it (untrusted text).
+    /// What to do about it (untrusted text); absent when it would only repeat `message` or `help`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) next_step: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,23 +254,27 @@ pub(crate) struct Finding {
     pub(crate) code_description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) severity_note: Option<String>,
+    /// Only when it differs from its provider's entry in `findingAuthority`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) authority: Option<Authority>,
 }
 
+/// A range, 0-based: lines from 0, characters in UTF-16 code units from 0.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct RangeOut {
-    pub(crate) start: PositionOut,
-    pub(crate) end: PositionOut,
-}
-
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-pub(crate) struct PositionOut {
-    pub(crate) line: u32,
-    pub(crate) char: u32,
+    pub(crate) start_line0: u32,
+    pub(crate) start_character0: u32,
+    pub(crate) end_line0: u32,
+    pub(crate) end_character0: u32,
 }
 
 impl Budgeted for Output {
+    fn text(&self) -> Option<String> {
+        Some(text::render(self))
+    }
+
+
     /// A page keeps at least one finding, so that its cursor moves on: a finding that does not fit
     /// on a page of its own makes the answer oversize, never an empty page pointing at itself.
     fn shrink(&mut self, keep: f64) -> bool {
@@ -269,6 +321,8 @@ Findings are paginated: pass nextCursor as cursor for more.";
             return page(&answer, offset, limit);
         }
         let paths = confined_paths(&call, args.paths)?;
+        let whole = matches!(args.scope, Some(ScopeArg::Files));
+        let min_severity = args.min_severity.unwrap_or_default();
         let comparison = match args.comparison.unwrap_or(ComparisonArg::All) {
             ComparisonArg::All => Comparison::All,
             ComparisonArg::Introduced => Comparison::Introduced,
@@ -280,10 +334,18 @@ Findings are paginated: pass nextCursor as cursor for more.";
             }
             None => Base::Baseline,
         };
+        let scope = match (paths, whole) {
+            (None, false) => Scope::Changes,
+            (None, true) => Scope::AllFiles,
+            (Some(paths), false) => Scope::Paths(paths),
+            (Some(paths), true) => Scope::Files(paths),
+        };
+        let base = if whole { Base::Baseline } else { base };
+        missing_paths(&call, &scope, &base).await?;
         let client = call.client().await?;
         let request = Evaluate {
             comparison,
-            scope: paths.map_or(Scope::Changes, Scope::Paths),
+            scope,
             base,
             ..Evaluate::at(AdvisoryCallSite::Interactive)
         };
@@ -321,13 +383,78 @@ Findings are paginated: pass nextCursor as cursor for more.";
                 evaluation.changed_files,
                 key,
                 root,
+                min_severity,
             );
+            if whole {
+                shown.scope = "files".to_owned();
+            }
             shown.base = base;
             shown.left_out = left_out;
             shown
         });
         page(&answer, 0, limit)
     }
+}
+
+/// Refuses, as an `input` error naming them, paths that are not in the working tree: not on disk
+/// and, with scope `changes`, not a tracked file that was deleted either (a deletion is a change).
+async fn missing_paths(call: &Call, scope: &Scope, base: &Base) -> Result<(), Error> {
+    let (paths, whole) = match scope {
+        Scope::Paths(paths) => (paths, false),
+        Scope::Files(paths) => (paths, true),
+        _ => return Ok(()),
+    };
+    let absent: Vec<String> = paths
+        .iter()
+        .filter(|p| {
+            let path = call.state.repo.join(p);
+            matches!(path.symlink_metadata(), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        })
+        .cloned()
+        .collect();
+    if absent.is_empty() {
+        return Ok(());
+    }
+    if !whole {
+        // A path gone from the disk may be a deletion: the changes under it say.
+        let plan = Evaluate {
+            scope: Scope::Paths(absent.clone()),
+            base: base.clone(),
+            ..Evaluate::at(AdvisoryCallSite::Interactive)
+        };
+        let changes = call.state.worktree.plan(&plan).await?.built.changeset.changes;
+        let missing: Vec<&String> = absent
+            .iter()
+            .filter(|p| !changes.iter().any(|c| under(&c.path, p)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        return Err(not_found(&missing));
+    }
+    Err(not_found(&absent.iter().collect::<Vec<_>>()))
+}
+
+/// Whether `path` is `dir` or lies under it (`.` holds everything).
+fn under(path: &str, dir: &str) -> bool {
+    dir == "."
+        || path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/') || dir.ends_with('/'))
+}
+
+fn not_found(paths: &[&String]) -> Error {
+    let named: Vec<String> = paths.iter().take(5).map(|p| text(p)).collect();
+    let more = match paths.len().saturating_sub(named.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Error::Input(format!(
+        "no such file or directory in the workspace: {}{more} (nothing was checked; paths are \
+         relative to the workspace root)",
+        named.join(", ")
+    ))
 }
 
 fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<String>>, Error> {
@@ -355,19 +482,45 @@ fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<
     Ok(Some(confined))
 }
 
-/// The whole answer as shown, as many findings as fit [`ANSWER_MAX_BYTES`]; pages are cut from it.
-/// `root` is the workspace the findings' paths must lie in.
+/// The whole answer as shown, the most severe findings first and only those at `min_severity` or
+/// above, as many as fit [`ANSWER_MAX_BYTES`]; pages are cut from it. `root` is the workspace the
+/// findings' paths must lie in.
 pub(crate) fn answer(
     decision: &proto::Decision,
     comparison: Comparison,
     changed_files: usize,
     key: u64,
     root: Option<&Path>,
+    min_severity: SeverityArg,
 ) -> Output {
+    let mut order: Vec<&proto::Finding> = decision
+        .findings
+        .iter()
+        .filter(|f| rank(&f.diagnostic.severity) <= min_severity)
+        .collect();
+    let below_min_severity = decision.findings.len() - order.len();
+    order.sort_by(|a, b| {
+        let key = |f: &proto::Finding| {
+            let d = &f.diagnostic;
+            let start = d.location.range.as_ref().map(|r| (r.start.line, r.start.char));
+            (rank(&d.severity), d.location.path.clone(), start)
+        };
+        key(a).cmp(&key(b))
+    });
     let mut findings: Vec<Finding> = Vec::new();
+    let mut finding_authority: BTreeMap<String, Authority> = BTreeMap::new();
     let mut kept_bytes = 0;
-    for f in &decision.findings {
-        let shown = finding(f, root);
+    for f in order {
+        let mut shown = finding(f, root);
+        if let Some(authority) = shown.authority.take() {
+            match finding_authority.get(&shown.source) {
+                None => {
+                    finding_authority.insert(shown.source.clone(), authority);
+                }
+                Some(same) if *same == authority => {}
+                Some(_) => shown.authority = Some(authority),
+            }
+        }
         let size = serde_json::to_vec(&shown).map_or(usize::MAX, |b| b.len());
         if kept_bytes + size > ANSWER_MAX_BYTES {
             break;
@@ -375,9 +528,16 @@ pub(crate) fn answer(
         kept_bytes += size + 1;
         findings.push(shown);
     }
-    let dropped_findings = decision.findings.len() - findings.len();
+    let dropped_findings = decision.findings.len() - below_min_severity - findings.len();
     let not_run = decision.not_run();
     let incomplete = decision.is_incomplete();
+    let facts = Facts {
+        changed_files,
+        not_run: &not_run,
+        dropped: dropped_findings,
+        below: below_min_severity,
+        min_severity,
+    };
     Output {
         caveats: Caveats::new(
             to_mcp::not_run(&not_run),
@@ -387,16 +547,20 @@ pub(crate) fn answer(
         call_site: "interactive".to_owned(),
         decision: id(decision.decision.as_str()),
         incomplete,
-        summary: summary(decision, changed_files, &not_run, dropped_findings),
+        summary: summary(decision, &facts),
         comparison: match comparison {
             Comparison::All => "all",
             Comparison::Introduced => "introduced",
         }
         .to_owned(),
+        scope: "changes".to_owned(),
         changed_files,
+        nothing_checked: changed_files == 0,
         base: None,
         left_out: Vec::new(),
         total_findings: decision.findings.len(),
+        min_severity: min_severity.as_str().to_owned(),
+        below_min_severity,
         dropped_findings,
         findings,
         offset: 0,
@@ -412,11 +576,32 @@ pub(crate) fn answer(
             .take(to_mcp::LIST_MAX)
             .map(to_mcp::authority)
             .collect(),
+        finding_authority,
         policy_digest: decision.policy_digest.as_deref().map(id),
         changeset_digest: decision.changeset_digest.as_deref().map(id),
         next_cursor: None,
         page_key: key,
         kept_bytes,
+    }
+}
+
+/// A severity as a [`SeverityArg`] to order and filter by; one the bridge does not know counts as
+/// an error (shown first, never filtered out).
+fn rank(severity: &proto::Open<Severity>) -> SeverityArg {
+    match severity.known() {
+        Some(Severity::Warning) => SeverityArg::Warning,
+        Some(Severity::Info) => SeverityArg::Info,
+        Some(Severity::Error) | None => SeverityArg::Error,
+    }
+}
+
+impl SeverityArg {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            SeverityArg::Error => "error",
+            SeverityArg::Warning => "warning",
+            SeverityArg::Info => "info",
+        }
     }
 }
 
@@ -428,47 +613,55 @@ fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
         Ok(path) => (Some(text(&path)), None),
         Err(why) => (None, Some(why.to_owned())),
     };
+    let message = text(&d.message);
+    let help = d.help.as_deref().map(text);
+    // A next step that says what the message or the help already says is not said again.
+    let next_step = f
+        .next_step
+        .as_deref()
+        .map(text)
+        .filter(|step| *step != message && Some(step) != help.as_ref());
     Finding {
         code: id(&d.code),
         severity: id(d.severity.as_str()),
         source: id(&d.source),
-        message: text(&d.message),
+        message,
         path,
         outside_workspace,
         project_level: workspace.then_some(true),
-        range: d
+        range_zero_based: d
             .location
             .range
             .as_ref()
             .filter(|_| !workspace)
             .map(|r| RangeOut {
-                start: PositionOut {
-                    line: r.start.line,
-                    char: r.start.char,
-                },
-                end: PositionOut {
-                    line: r.end.line,
-                    char: r.end.char,
-                },
+                start_line0: r.start.line,
+                start_character0: r.start.char,
+                end_line0: r.end.line,
+                end_character0: r.end.char,
             }),
         fingerprint: id(&d.fingerprint),
         introduced: d.introduced,
         disposition: f.disposition.as_ref().map(|d| id(d.as_str())),
-        next_step: f.next_step.as_deref().map(text),
+        next_step,
         next_step_origin: f.next_step_origin.as_deref().map(id),
-        help: d.help.as_deref().map(text),
+        help,
         code_description: d.code_description.as_ref().map(|c| text(&c.href)),
         severity_note: f.severity_note.as_deref().map(text),
         authority: f.authority.as_ref().map(to_mcp::authority),
     }
 }
 
-fn summary(
-    decision: &proto::Decision,
+/// What the summary says besides the host's decision.
+struct Facts<'a> {
     changed_files: usize,
-    not_run: &[model::NotRun],
+    not_run: &'a [model::NotRun],
     dropped: usize,
-) -> String {
+    below: usize,
+    min_severity: SeverityArg,
+}
+
+fn summary(decision: &proto::Decision, facts: &Facts<'_>) -> String {
     let kind = id(decision.decision.as_str());
     let count = |s: Severity| {
         decision
@@ -487,7 +680,8 @@ fn summary(
         ),
     };
     let coverage = if decision.is_incomplete() {
-        let what: Vec<String> = not_run
+        let what: Vec<String> = facts
+            .not_run
             .iter()
             .take(3)
             .map(|n| format!("{} ({})", id(&n.source), id(&n.reason)))
@@ -498,6 +692,10 @@ fn summary(
             what.join(", ")
         };
         format!("coverage INCOMPLETE, this is not a clean result: {what}")
+    } else if facts.changed_files == 0 {
+        "NOTHING CHECKED: no file was sent (no changes where asked), so this is no all-clear; \
+         pass scope \"files\" to check files whole"
+            .to_owned()
     } else {
         "coverage complete".to_owned()
     };
@@ -506,18 +704,29 @@ fn summary(
     } else {
         "advisory, not a gate result"
     };
-    let dropped = if dropped > 0 {
+    let below = if facts.below > 0 {
         format!(
-            "; {dropped} finding(s) dropped: the answer passed the {} MiB the bridge keeps, narrow \
+            "; {} finding(s) below min severity {} not shown",
+            facts.below,
+            facts.min_severity.as_str()
+        )
+    } else {
+        String::new()
+    };
+    let dropped = if facts.dropped > 0 {
+        format!(
+            "; {} finding(s) dropped: the answer passed the {} MiB the bridge keeps, narrow \
              paths to see them",
+            facts.dropped,
             ANSWER_MAX_BYTES / (1024 * 1024)
         )
     } else {
         String::new()
     };
     format!(
-        "host decision {kind} at the interactive call site ({advisory}): {findings} in \
-         {changed_files} changed file(s); {coverage}{dropped}"
+        "host decision {kind} at the interactive call site ({advisory}): {findings} in {} \
+         file(s) sent; {coverage}{below}{dropped}",
+        facts.changed_files
     )
 }
 
@@ -620,7 +829,7 @@ mod tests {
     #[test]
     fn pages_follow_cursors_through_the_same_answer() {
         let pages = Pages::default();
-        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key, None));
+        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key, None, SeverityArg::Info));
         let first = page(&answer, 0, 2).unwrap();
         assert_eq!((first.findings.len(), first.caveats.truncated), (2, true));
         let (key, offset) = parse_cursor(first.next_cursor.as_deref().unwrap()).unwrap();
@@ -641,7 +850,7 @@ mod tests {
     fn old_answers_expire_and_bad_cursors_are_refused() {
         let pages = Pages::default();
         for _ in 0..=KEPT_ANSWERS {
-            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key, None));
+            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key, None, SeverityArg::Info));
         }
         assert!(pages.get(1).is_none());
         assert!(pages.get(KEPT_ANSWERS as u64 + 1).is_some());
@@ -652,7 +861,7 @@ mod tests {
 
     #[test]
     fn shrinking_a_page_points_the_cursor_at_the_first_finding_left_out() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7, None);
+        let answer = answer(&decision(10), Comparison::All, 1, 7, None, SeverityArg::Info);
         let mut first = page(&answer, 0, 10).unwrap();
         assert!(first.shrink(0.5));
         assert_eq!(first.findings.len(), 4);
@@ -668,7 +877,7 @@ mod tests {
             include_bytes!("../../../tests/fixtures/fuzz/mcp_structured/page-without-progress");
         let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
         let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
-        let answer = answer(&decision, Comparison::All, 1, 1, None);
+        let answer = answer(&decision, Comparison::All, 1, 1, None, SeverityArg::Info);
         let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 2_048).unwrap_err();
         assert!(matches!(err, Error::Oversize { budget: 2_048 }), "{err}");
         let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
@@ -678,7 +887,7 @@ mod tests {
 
     #[test]
     fn a_shrunk_page_keeps_a_finding_and_moves_on() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7, None);
+        let answer = answer(&decision(10), Comparison::All, 1, 7, None, SeverityArg::Info);
         let mut page = page(&answer, 3, 10).unwrap();
         assert!(page.shrink(0.01));
         assert_eq!(page.findings.len(), 1);
@@ -690,7 +899,7 @@ mod tests {
     fn the_summary_never_reads_as_clean_when_coverage_is_incomplete() {
         let value = test_support::fixture("outer/evaluate.indeterminate.missing-provider.json");
         let decision: proto::Decision = serde_json::from_value(value).unwrap();
-        let out = answer(&decision, Comparison::All, 2, 1, None);
+        let out = answer(&decision, Comparison::All, 2, 1, None, SeverityArg::Info);
         assert!(out.incomplete);
         assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);
         assert!(!out.caveats.degraded.is_empty());
@@ -707,7 +916,7 @@ mod tests {
         ]) {
             f.diagnostic.location.path = path.to_owned();
         }
-        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")));
+        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")), SeverityArg::Info);
         for f in &out.findings[..3] {
             assert_eq!(f.path, None);
             assert!(f.outside_workspace.is_some());
@@ -722,7 +931,7 @@ mod tests {
         for (f, path) in d.findings.iter_mut().zip(["", ".", "src/a.ts"]) {
             f.diagnostic.location.path = path.to_owned();
         }
-        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")));
+        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")), SeverityArg::Info);
         assert_eq!(out.findings.len(), 3, "nothing is dropped");
         for f in &out.findings[..2] {
             assert_eq!((f.path.as_deref(), f.project_level), (None, Some(true)));
@@ -738,7 +947,7 @@ mod tests {
         let mut one = d.findings[0].clone();
         one.diagnostic.message = "m".repeat(900);
         d.findings = vec![one; 12_000];
-        let out = answer(&d, Comparison::All, 1, 1, None);
+        let out = answer(&d, Comparison::All, 1, 1, None, SeverityArg::Info);
         assert!(out.kept_bytes <= ANSWER_MAX_BYTES);
         assert!(out.dropped_findings > 0);
         assert_eq!(out.total_findings, 12_000);
@@ -748,7 +957,7 @@ mod tests {
         let pages = Pages::default();
         let answers = KEPT_MAX_BYTES / ANSWER_MAX_BYTES + 2;
         for _ in 0..answers {
-            pages.keep(|key| answer(&d, Comparison::All, 1, key, None));
+            pages.keep(|key| answer(&d, Comparison::All, 1, key, None, SeverityArg::Info));
         }
         let inner = pages.inner.lock().unwrap();
         assert!(inner.bytes <= KEPT_MAX_BYTES, "{}", inner.bytes);
