@@ -52,8 +52,11 @@ pub(crate) fn render(out: &Output) -> String {
             out.total_findings - out.below_min_severity - out.dropped_findings
         );
     }
+    // A step is said once per code on a page; later findings of that code with the same step point
+    // back to it.
+    let mut said: Vec<(&str, &str)> = Vec::new();
     for finding in &out.findings {
-        line(&mut text, finding);
+        line(&mut text, finding, &mut said);
     }
     match &out.next_cursor {
         Some(cursor) => {
@@ -76,7 +79,7 @@ pub(crate) fn render(out: &Output) -> String {
 }
 
 /// One finding: `severity path:line:column code: message (next: step)`.
-fn line(text: &mut String, f: &Finding) {
+fn line<'a>(text: &mut String, f: &'a Finding, said: &mut Vec<(&'a str, &'a str)>) {
     let place = match (&f.path, &f.range_zero_based) {
         (Some(path), Some(r)) => format!(
             "{path}:{}:{}",
@@ -93,9 +96,19 @@ fn line(text: &mut String, f: &Finding) {
         .map(|d| format!(" [{d}]"))
         .unwrap_or_default();
     let step = match (&f.next_step, &f.help) {
-        (Some(step), _) => format!(" (next: {step})"),
-        (None, Some(help)) if *help != f.message => format!(" (help: {help})"),
-        _ => String::new(),
+        (Some(step), _) => Some(("next", step)),
+        (None, Some(help)) if *help != f.message => Some(("help", help)),
+        _ => None,
+    };
+    let step = match step {
+        Some((_, step)) if said.contains(&(f.code.as_str(), step.as_str())) => {
+            " (same step as above)".to_owned()
+        }
+        Some((label, step)) => {
+            said.push((f.code.as_str(), step.as_str()));
+            format!(" ({label}: {step})")
+        }
+        None => String::new(),
     };
     let _ = writeln!(
         text,
