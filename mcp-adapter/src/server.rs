@@ -76,7 +76,10 @@ fn extension_entry() -> JsonObject {
 
 impl ServerHandler for AspServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         let entry = || BTreeMap::from([(EXTENSION_ID.to_owned(), extension_entry())]);
         capabilities.experimental = Some(entry());
         capabilities.extensions = Some(entry());
@@ -100,12 +103,17 @@ impl ServerHandler for AspServer {
         Ok(result)
     }
 
+    /// Every tool, `asp_inspect` only when the host offers inspect (see `tools::offer`).
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.router.list_all()))
+        let mut tools = self.router.list_all();
+        if !self.state.lists_inspect().await {
+            tools.retain(|tool| tool.name != tools::INSPECT);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(

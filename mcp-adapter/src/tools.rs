@@ -15,6 +15,7 @@ mod authority_status;
 mod capabilities;
 pub(crate) mod diagnostics;
 pub(crate) mod inspect;
+mod offer;
 pub(crate) mod status;
 
 use std::future::Future;
@@ -52,6 +53,9 @@ pub const TOOL_NAMES: [&str; 5] = [
     status::AspStatus::NAME,
 ];
 
+/// The tool listed only when the host offers inspect.
+pub(crate) const INSPECT: &str = inspect::AspInspect::NAME;
+
 /// Default size limit of one result's `structuredContent`, in bytes of JSON. The text block mirrors
 /// it, so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
 pub const DEFAULT_BUDGET_BYTES: usize = 24 * 1024;
@@ -70,6 +74,8 @@ pub(crate) struct State {
     pub(crate) pages: diagnostics::Pages,
     /// The host client the last call got, to reach a host that is up before the policy is read.
     live: Mutex<Option<HostClient>>,
+    /// Whether the host offers inspect, and whether `asp_inspect` was listed.
+    offer: Mutex<offer::Offer>,
 }
 
 impl State {
@@ -81,6 +87,7 @@ impl State {
             budget,
             pages: diagnostics::Pages::default(),
             live: Mutex::new(None),
+            offer: Mutex::default(),
         }
     }
 
@@ -507,6 +514,7 @@ async fn invoke<T: AspTool>(
         outcome = run => outcome,
         () = context.ct.cancelled() => Err(Error::Cancelled),
     };
+    state.recheck_offer(&context.peer).await;
     match outcome {
         Ok((payload, text)) => to_mcp::success(payload, text),
         Err(error) => {

@@ -1,0 +1,126 @@
+//! Whether `asp_inspect` is listed: only when the host offers inspect (its `host/status` says a
+//! provider has the capability, or the family is available). The server learns it when a client
+//! lists the tools (starting the host once the policy allows it, within a deadline) and again after
+//! a call whenever the host was started anew; when a restarted host offers otherwise than what was
+//! listed, the client gets `notifications/tools/list_changed`. Unknown (no host, a refusal, no
+//! answer in time) lists the tool: a call then says why it cannot answer.
+
+use std::time::Duration;
+
+use bridge_core::HostClient;
+use bridge_core::model::canonical_capability;
+use bridge_core::proto;
+use rmcp::RoleServer;
+use rmcp::service::Peer;
+
+use super::State;
+use crate::policy;
+
+/// How long listing the tools waits for the host to say what it offers.
+const LEARN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// What the server knows of the host's inspect offer, and what it listed.
+#[derive(Debug, Default)]
+pub(crate) struct Offer {
+    /// The host start the offer was learned from ([`bridge_core::HostSource::starts`]).
+    starts: u64,
+    /// Whether that host offers inspect; `None` until known.
+    offered: Option<bool>,
+    /// Whether the last tool list (or list_changed) had `asp_inspect`; `None` before any list.
+    listed: Option<bool>,
+}
+
+/// Whether `status` offers inspect: the family is available or a provider has it.
+pub(crate) fn offers_inspect(status: &proto::Status) -> bool {
+    let family = status
+        .capabilities
+        .inspect
+        .as_ref()
+        .is_some_and(|c| c.available);
+    family
+        || status.servers.iter().any(|s| {
+            s.capabilities
+                .iter()
+                .any(|c| canonical_capability(c) == "inspect")
+        })
+}
+
+impl State {
+    /// Whether to list `asp_inspect` now; may start the host (once the policy allows it).
+    pub(crate) async fn lists_inspect(&self) -> bool {
+        let starts = *self.host.starts().borrow();
+        let known = {
+            let offer = bridge_core::lock(&self.offer);
+            offer.offered.filter(|_| offer.starts == starts)
+        };
+        let offered = match known {
+            Some(offered) => Some(offered),
+            None => self.learn(true).await,
+        };
+        let listed = offered.unwrap_or(true);
+        let mut offer = bridge_core::lock(&self.offer);
+        if offered.is_some() {
+            offer.starts = *self.host.starts().borrow();
+            offer.offered = offered;
+        }
+        offer.listed = Some(listed);
+        listed
+    }
+
+    /// After a call: when the host was started anew since the offer was learned, learns it again
+    /// from the live host, and tells the client the tool list changed if it no longer matches.
+    pub(crate) async fn recheck_offer(&self, peer: &Peer<RoleServer>) {
+        let starts = *self.host.starts().borrow();
+        let listed = {
+            let offer = bridge_core::lock(&self.offer);
+            if offer.starts == starts && offer.offered.is_some() {
+                return;
+            }
+            offer.listed
+        };
+        let Some(listed) = listed else {
+            return;
+        };
+        let Some(offered) = self.learn(false).await else {
+            return;
+        };
+        {
+            let mut offer = bridge_core::lock(&self.offer);
+            offer.starts = starts;
+            offer.offered = Some(offered);
+            if offered == listed {
+                return;
+            }
+            offer.listed = Some(offered);
+        }
+        tracing::info!(
+            inspect = offered,
+            "the host's inspect offer changed: tools/list_changed"
+        );
+        if let Err(error) = peer.notify_tool_list_changed().await {
+            tracing::debug!(%error, "could not send tools/list_changed");
+        }
+    }
+
+    /// The host's inspect offer from its `host/status`: from a host started if need be (`start`,
+    /// once the policy allows it) or only from one already up; `None` when it cannot be known in
+    /// time.
+    async fn learn(&self, start: bool) -> Option<bool> {
+        let client: HostClient = if start {
+            policy::check(&self.worktree).await.ok()?;
+            let client = tokio::time::timeout(LEARN_DEADLINE, self.host.client())
+                .await
+                .ok()?
+                .ok()?;
+            *bridge_core::lock(&self.live) = Some(client.clone());
+            client
+        } else {
+            self.live()?
+        };
+        let status = tokio::time::timeout(LEARN_DEADLINE, client.status())
+            .await
+            .ok()?
+            .ok()?;
+        Some(offers_inspect(&status.value))
+    }
+}
