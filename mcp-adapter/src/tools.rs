@@ -57,7 +57,7 @@ pub const TOOL_NAMES: [&str; 5] = [
 pub(crate) const INSPECT: &str = inspect::AspInspect::NAME;
 
 /// Default size limit of one result's `structuredContent`, in bytes of JSON. The text block mirrors
-/// it, so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
+/// it (or, for `asp_diagnostics`, is a shorter summary), so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
 pub const DEFAULT_BUDGET_BYTES: usize = 24 * 1024;
 
 /// Largest `arguments` object accepted, in bytes of JSON.
@@ -196,11 +196,17 @@ pub(crate) trait Budgeted {
     /// output truncated, and says whether anything was dropped.
     fn shrink(&mut self, keep: f64) -> bool;
 
-    /// The result's text block: by default the JSON of `structuredContent`; an output whose JSON
-    /// reads poorly gives a compact summary instead, which must still say every caveat (advisory,
-    /// degraded coverage, what was not checked, truncation and how to continue).
-    fn text(&self) -> Option<String> {
-        None
+    /// Whether the JSON text of the output keeps its fields in their declared order (a summary line
+    /// first) rather than sorted; it is serialised from the output instead of the value, at the
+    /// same cost.
+    const ORDERED_TEXT: bool = false;
+
+    /// The result's text block, given the JSON of `structuredContent` as measured: by default that
+    /// JSON; an output whose JSON reads poorly gives a compact summary instead, which must still
+    /// say every caveat (advisory, degraded coverage, what was not checked, truncation and how to
+    /// continue).
+    fn text(&self, json: String) -> String {
+        json
     }
 }
 
@@ -546,8 +552,8 @@ pub(crate) fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Res
     fit_with_text(output, budget).map(|(value, _)| value)
 }
 
-/// [`fit`], with the JSON text that was measured: it is the result's text block, so the output is
-/// serialised once for both.
+/// [`fit`], with the result's text block: the JSON text that was measured (so the output is
+/// serialised once for both) or what [`Budgeted::text`] makes of it.
 fn fit_with_text<O: Serialize + Budgeted>(
     output: &mut O,
     budget: usize,
@@ -555,11 +561,15 @@ fn fit_with_text<O: Serialize + Budgeted>(
     for _ in 0..64 {
         let value = serde_json::to_value(&*output)
             .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
-        let text = serde_json::to_string(&value)
-            .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
+        let text = if O::ORDERED_TEXT {
+            serde_json::to_string(&*output)
+        } else {
+            serde_json::to_string(&value)
+        }
+        .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
         let size = text.len();
         if size <= budget {
-            return Ok((value, output.text().unwrap_or(text)));
+            return Ok((value, output.text(text)));
         }
         if !output.shrink(budget as f64 / size as f64) {
             break;

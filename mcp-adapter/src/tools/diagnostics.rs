@@ -242,12 +242,13 @@ pub(crate) struct Finding {
     /// `gating` or `advisory`, as the host classifies it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) disposition: Option<String>,
-    /// What to do about it (untrusted text); absent when it would only repeat `message` or `help`.
+    /// What to do about it (untrusted text); absent when it would only repeat `message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) next_step: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) next_step_origin: Option<String>,
-    /// The provider's help (untrusted text).
+    /// The provider's help (untrusted text); absent when it would only repeat `message` or
+    /// `nextStep`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) help: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -270,8 +271,8 @@ pub(crate) struct RangeOut {
 }
 
 impl Budgeted for Output {
-    fn text(&self) -> Option<String> {
-        Some(text::render(self))
+    fn text(&self, _json: String) -> String {
+        text::render(self)
     }
 
 
@@ -296,7 +297,9 @@ impl AspTool for AspDiagnostics {
 the given repo-relative paths, or with base the changes of the branch since its merge base with that \
 revision) at the interactive call site (host/evaluateChangeset) and returns \
 its decision, findings, coverage and receipt. Advisory: not a pass/fail, and it satisfies no gate. \
-Findings are paginated: pass nextCursor as cursor for more.";
+Only changes are checked unless scope is \"files\" (the named files checked whole); a path that does \
+not exist is an error, and nothingChecked says when no file was sent. Findings come most severe \
+first (minSeverity filters) and are paginated: pass nextCursor as cursor for more.";
     type Args = Args;
     type Output = Output;
 
@@ -493,25 +496,28 @@ pub(crate) fn answer(
     root: Option<&Path>,
     min_severity: SeverityArg,
 ) -> Output {
-    let mut order: Vec<&proto::Finding> = decision
+    let mut order: Vec<(SeverityArg, Finding)> = decision
         .findings
         .iter()
-        .filter(|f| rank(&f.diagnostic.severity) <= min_severity)
+        .map(|f| (rank(&f.diagnostic.severity), f))
+        .filter(|(rank, _)| *rank <= min_severity)
+        .map(|(rank, f)| (rank, finding(f, root)))
         .collect();
     let below_min_severity = decision.findings.len() - order.len();
-    order.sort_by(|a, b| {
-        let key = |f: &proto::Finding| {
-            let d = &f.diagnostic;
-            let start = d.location.range.as_ref().map(|r| (r.start.line, r.start.char));
-            (rank(&d.severity), d.location.path.clone(), start)
+    // By severity, then by the path as shown (none first: the workspace as a whole, or outside it)
+    // and where the range starts; stable, so the host's order breaks ties.
+    order.sort_by(|(a_rank, a), (b_rank, b)| {
+        let start = |f: &Finding| {
+            f.range_zero_based
+                .as_ref()
+                .map(|r| (r.start_line0, r.start_character0))
         };
-        key(a).cmp(&key(b))
+        (a_rank, &a.path, start(a)).cmp(&(b_rank, &b.path, start(b)))
     });
     let mut findings: Vec<Finding> = Vec::new();
     let mut finding_authority: BTreeMap<String, Authority> = BTreeMap::new();
     let mut kept_bytes = 0;
-    for f in order {
-        let mut shown = finding(f, root);
+    for (_, mut shown) in order {
         if let Some(authority) = shown.authority.take() {
             match finding_authority.get(&shown.source) {
                 None => {
@@ -614,13 +620,18 @@ fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
         Err(why) => (None, Some(why.to_owned())),
     };
     let message = text(&d.message);
-    let help = d.help.as_deref().map(text);
-    // A next step that says what the message or the help already says is not said again.
+    // Each thing is said once: a next step that repeats the message goes, and so does help that
+    // repeats the next step.
     let next_step = f
         .next_step
         .as_deref()
         .map(text)
-        .filter(|step| *step != message && Some(step) != help.as_ref());
+        .filter(|step| *step != message);
+    let help = d
+        .help
+        .as_deref()
+        .map(text)
+        .filter(|help| Some(help) != next_step.as_ref() && *help != message);
     Finding {
         code: id(&d.code),
         severity: id(d.severity.as_str()),
@@ -878,8 +889,12 @@ mod tests {
         let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
         let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
         let answer = answer(&decision, Comparison::All, 1, 1, None, SeverityArg::Info);
-        let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 2_048).unwrap_err();
-        assert!(matches!(err, Error::Oversize { budget: 2_048 }), "{err}");
+        // The fuzz input's budget was 2 KiB; a finding no longer repeats the authority block, so
+        // the budget that cannot hold one finding is now measured: one byte less than that page.
+        let one = super::super::fit(&mut page(&answer, 0, 1).unwrap(), 24 * 1024).unwrap();
+        let budget = serde_json::to_vec(&one).unwrap().len() - 1;
+        let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), budget).unwrap_err();
+        assert!(matches!(err, Error::Oversize { budget: b } if b == budget), "{err}");
         let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
         assert_eq!(whole["findings"].as_array().unwrap().len(), 2);
         assert!(whole.get("nextCursor").is_none());

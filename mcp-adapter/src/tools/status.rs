@@ -15,11 +15,11 @@ pub(crate) struct AspStatus;
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
-    #[serde(flatten)]
-    pub(crate) caveats: Caveats,
     /// One line for people: the host, whether it is ready, the providers and their state, which
     /// call sites are available. The fields below give the details.
     pub(crate) summary: String,
+    #[serde(flatten)]
+    pub(crate) caveats: Caveats,
     /// The host's own state: `ready` means nothing is degraded.
     pub(crate) host: HostOut,
     pub(crate) workspace: WorkspaceOut,
@@ -108,11 +108,8 @@ impl Budgeted for Output {
             .cut(&mut self.servers, &mut self.omitted_servers, keep)
     }
 
-    /// The summary line, then the details as JSON.
-    fn text(&self) -> Option<String> {
-        let details = serde_json::to_string(self).ok()?;
-        Some(format!("{}\n{details}", self.summary))
-    }
+    /// The text opens with the summary line and the details follow.
+    const ORDERED_TEXT: bool = true;
 }
 
 impl AspTool for AspStatus {
