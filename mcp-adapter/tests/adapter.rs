@@ -236,7 +236,10 @@ async fn every_tool_relays_the_host_in_both_eras_as_advisory_structured_content(
                 for part in ["authoritative: false", body["receiptId"].as_str().unwrap()] {
                     assert!(text.contains(part), "{name}: {part:?} not in {text}");
                 }
-                assert!(text.contains(body["summary"].as_str().unwrap()), "{name}: {text}");
+                assert!(
+                    text.contains(body["summary"].as_str().unwrap()),
+                    "{name}: {text}"
+                );
             } else {
                 assert_eq!(
                     serde_json::from_str::<Value>(&text).unwrap(),

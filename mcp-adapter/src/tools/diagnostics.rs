@@ -8,13 +8,10 @@
 //! kept answers are capped in bytes: an answer past its cap keeps its first findings and says how many
 //! it dropped. A finding whose path the host put outside the workspace keeps no path and says so.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
 
 use bridge_core::changeset::check_rev;
-use bridge_core::model;
-use bridge_core::proto::{self, AdvisoryCallSite, Comparison, DecisionKind, Severity};
+use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::worktree::{Base, Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -22,9 +19,16 @@ use serde::{Deserialize, Serialize};
 use super::{AspTool, Budgeted, Call, Caveats, shrunk_len};
 use crate::error::Error;
 use crate::to_mcp::{self, Authority, Coverage, id, text};
-use bridge_core::confine::{confine, host_path};
 
+mod pages;
+mod paths;
+mod shown;
 mod text;
+
+use pages::cursor;
+pub(crate) use pages::{Pages, page, parse_cursor};
+use paths::{confined_paths, missing_paths};
+pub(crate) use shown::answer;
 
 pub(crate) struct AspDiagnostics;
 
@@ -275,7 +279,6 @@ impl Budgeted for Output {
         text::render(self)
     }
 
-
     /// A page keeps at least one finding, so that its cursor moves on: a finding that does not fit
     /// on a page of its own makes the answer oversize, never an empty page pointing at itself.
     fn shrink(&mut self, keep: f64) -> bool {
@@ -399,435 +402,12 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
     }
 }
 
-/// Refuses, as an `input` error naming them, paths that are not in the working tree: not on disk
-/// and, with scope `changes`, not a tracked file that was deleted either (a deletion is a change).
-async fn missing_paths(call: &Call, scope: &Scope, base: &Base) -> Result<(), Error> {
-    let (paths, whole) = match scope {
-        Scope::Paths(paths) => (paths, false),
-        Scope::Files(paths) => (paths, true),
-        _ => return Ok(()),
-    };
-    let absent: Vec<String> = paths
-        .iter()
-        .filter(|p| {
-            let path = call.state.repo.join(p);
-            matches!(path.symlink_metadata(), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-        })
-        .cloned()
-        .collect();
-    if absent.is_empty() {
-        return Ok(());
-    }
-    if !whole {
-        // A path gone from the disk may be a deletion: the changes under it say.
-        let plan = Evaluate {
-            scope: Scope::Paths(absent.clone()),
-            base: base.clone(),
-            ..Evaluate::at(AdvisoryCallSite::Interactive)
-        };
-        let changes = call.state.worktree.plan(&plan).await?.built.changeset.changes;
-        let missing: Vec<&String> = absent
-            .iter()
-            .filter(|p| !changes.iter().any(|c| under(&c.path, p)))
-            .collect();
-        if missing.is_empty() {
-            return Ok(());
-        }
-        return Err(not_found(&missing));
-    }
-    Err(not_found(&absent.iter().collect::<Vec<_>>()))
-}
-
-/// Whether `path` is `dir` or lies under it (`.` holds everything).
-fn under(path: &str, dir: &str) -> bool {
-    dir == "."
-        || path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/') || dir.ends_with('/'))
-}
-
-fn not_found(paths: &[&String]) -> Error {
-    let named: Vec<String> = paths.iter().take(5).map(|p| text(p)).collect();
-    let more = match paths.len().saturating_sub(named.len()) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    Error::Input(format!(
-        "no such file or directory in the workspace: {}{more} (nothing was checked; paths are \
-         relative to the workspace root)",
-        named.join(", ")
-    ))
-}
-
-fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<String>>, Error> {
-    let Some(paths) = paths else {
-        return Ok(None);
-    };
-    if paths.is_empty() {
-        return Err(Error::Input(
-            "paths is empty; omit it to evaluate every working-tree change".to_owned(),
-        ));
-    }
-    if paths.len() > MAX_PATHS {
-        return Err(Error::Input(format!(
-            "{} paths given; the limit is {MAX_PATHS}",
-            paths.len()
-        )));
-    }
-    let mut confined = Vec::with_capacity(paths.len());
-    for raw in &paths {
-        let path = confine(&call.state.repo, raw).map_err(Error::path)?;
-        if !confined.contains(&path) {
-            confined.push(path);
-        }
-    }
-    Ok(Some(confined))
-}
-
-/// The whole answer as shown, the most severe findings first and only those at `min_severity` or
-/// above, as many as fit [`ANSWER_MAX_BYTES`]; pages are cut from it. `root` is the workspace the
-/// findings' paths must lie in.
-pub(crate) fn answer(
-    decision: &proto::Decision,
-    comparison: Comparison,
-    changed_files: usize,
-    key: u64,
-    root: Option<&Path>,
-    min_severity: SeverityArg,
-) -> Output {
-    let mut order: Vec<(SeverityArg, Finding)> = decision
-        .findings
-        .iter()
-        .map(|f| (rank(&f.diagnostic.severity), f))
-        .filter(|(rank, _)| *rank <= min_severity)
-        .map(|(rank, f)| (rank, finding(f, root)))
-        .collect();
-    let below_min_severity = decision.findings.len() - order.len();
-    // By severity, then by the path as shown (none first: the workspace as a whole, or outside it)
-    // and where the range starts; stable, so the host's order breaks ties.
-    order.sort_by(|(a_rank, a), (b_rank, b)| {
-        let start = |f: &Finding| {
-            f.range_zero_based
-                .as_ref()
-                .map(|r| (r.start_line0, r.start_character0))
-        };
-        (a_rank, &a.path, start(a)).cmp(&(b_rank, &b.path, start(b)))
-    });
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut finding_authority: BTreeMap<String, Authority> = BTreeMap::new();
-    let mut kept_bytes = 0;
-    for (_, mut shown) in order {
-        if let Some(authority) = shown.authority.take() {
-            match finding_authority.get(&shown.source) {
-                None => {
-                    finding_authority.insert(shown.source.clone(), authority);
-                }
-                Some(same) if *same == authority => {}
-                Some(_) => shown.authority = Some(authority),
-            }
-        }
-        let size = serde_json::to_vec(&shown).map_or(usize::MAX, |b| b.len());
-        if kept_bytes + size > ANSWER_MAX_BYTES {
-            break;
-        }
-        kept_bytes += size + 1;
-        findings.push(shown);
-    }
-    let dropped_findings = decision.findings.len() - below_min_severity - findings.len();
-    let not_run = decision.not_run();
-    let incomplete = decision.is_incomplete();
-    let facts = Facts {
-        changed_files,
-        not_run: &not_run,
-        dropped: dropped_findings,
-        below: below_min_severity,
-        min_severity,
-    };
-    Output {
-        caveats: Caveats::new(
-            to_mcp::not_run(&not_run),
-            to_mcp::snapshot(&decision.valid_as_of),
-            id(&decision.receipt.receipt_id),
-        ),
-        call_site: "interactive".to_owned(),
-        decision: id(decision.decision.as_str()),
-        incomplete,
-        summary: summary(decision, &facts),
-        comparison: match comparison {
-            Comparison::All => "all",
-            Comparison::Introduced => "introduced",
-        }
-        .to_owned(),
-        scope: "changes".to_owned(),
-        changed_files,
-        nothing_checked: changed_files == 0,
-        base: None,
-        left_out: Vec::new(),
-        total_findings: decision.findings.len(),
-        min_severity: min_severity.as_str().to_owned(),
-        below_min_severity,
-        dropped_findings,
-        findings,
-        offset: 0,
-        coverage: to_mcp::coverage(&decision.coverage),
-        assurance: AssuranceOut {
-            mode: id(&decision.assurance.mode),
-            transaction_guarantee: id(&decision.assurance.transaction_guarantee),
-            detail: decision.assurance.detail.as_deref().map(text),
-        },
-        authority_evidence: decision
-            .authority_evidence
-            .iter()
-            .take(to_mcp::LIST_MAX)
-            .map(to_mcp::authority)
-            .collect(),
-        finding_authority,
-        policy_digest: decision.policy_digest.as_deref().map(id),
-        changeset_digest: decision.changeset_digest.as_deref().map(id),
-        next_cursor: None,
-        page_key: key,
-        kept_bytes,
-    }
-}
-
-/// A severity as a [`SeverityArg`] to order and filter by; one the bridge does not know counts as
-/// an error (shown first, never filtered out).
-fn rank(severity: &proto::Open<Severity>) -> SeverityArg {
-    match severity.known() {
-        Some(Severity::Warning) => SeverityArg::Warning,
-        Some(Severity::Info) => SeverityArg::Info,
-        Some(Severity::Error) | None => SeverityArg::Error,
-    }
-}
-
-impl SeverityArg {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            SeverityArg::Error => "error",
-            SeverityArg::Warning => "warning",
-            SeverityArg::Info => "info",
-        }
-    }
-}
-
-fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
-    let d = &f.diagnostic;
-    let workspace = d.location.is_workspace();
-    let (path, outside_workspace) = match host_path(root, &d.location.path) {
-        _ if workspace => (None, None),
-        Ok(path) => (Some(text(&path)), None),
-        Err(why) => (None, Some(why.to_owned())),
-    };
-    let message = text(&d.message);
-    // Each thing is said once: a next step that repeats the message goes, and so does help that
-    // repeats the next step.
-    let next_step = f
-        .next_step
-        .as_deref()
-        .map(text)
-        .filter(|step| *step != message);
-    let help = d
-        .help
-        .as_deref()
-        .map(text)
-        .filter(|help| Some(help) != next_step.as_ref() && *help != message);
-    Finding {
-        code: id(&d.code),
-        severity: id(d.severity.as_str()),
-        source: id(&d.source),
-        message,
-        path,
-        outside_workspace,
-        project_level: workspace.then_some(true),
-        range_zero_based: d
-            .location
-            .range
-            .as_ref()
-            .filter(|_| !workspace)
-            .map(|r| RangeOut {
-                start_line0: r.start.line,
-                start_character0: r.start.char,
-                end_line0: r.end.line,
-                end_character0: r.end.char,
-            }),
-        fingerprint: id(&d.fingerprint),
-        introduced: d.introduced,
-        disposition: f.disposition.as_ref().map(|d| id(d.as_str())),
-        next_step,
-        next_step_origin: f.next_step_origin.as_deref().map(id),
-        help,
-        code_description: d.code_description.as_ref().map(|c| text(&c.href)),
-        severity_note: f.severity_note.as_deref().map(text),
-        authority: f.authority.as_ref().map(to_mcp::authority),
-    }
-}
-
-/// What the summary says besides the host's decision.
-struct Facts<'a> {
-    changed_files: usize,
-    not_run: &'a [model::NotRun],
-    dropped: usize,
-    below: usize,
-    min_severity: SeverityArg,
-}
-
-fn summary(decision: &proto::Decision, facts: &Facts<'_>) -> String {
-    let kind = id(decision.decision.as_str());
-    let count = |s: Severity| {
-        decision
-            .findings
-            .iter()
-            .filter(|f| f.diagnostic.severity.is(s))
-            .count()
-    };
-    let findings = match decision.findings.len() {
-        0 => "no findings".to_owned(),
-        n => format!(
-            "{n} finding(s): {} error, {} warning, {} info",
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info)
-        ),
-    };
-    let coverage = if decision.is_incomplete() {
-        let what: Vec<String> = facts
-            .not_run
-            .iter()
-            .take(3)
-            .map(|n| format!("{} ({})", id(&n.source), id(&n.reason)))
-            .collect();
-        let what = if what.is_empty() {
-            "no reason given".to_owned()
-        } else {
-            what.join(", ")
-        };
-        format!("coverage INCOMPLETE, this is not a clean result: {what}")
-    } else if facts.changed_files == 0 {
-        "NOTHING CHECKED: no file was sent (no changes where asked), so this is no all-clear; \
-         pass scope \"files\" to check files whole"
-            .to_owned()
-    } else {
-        "coverage complete".to_owned()
-    };
-    let advisory = if decision.is(DecisionKind::Allow) {
-        "advisory"
-    } else {
-        "advisory, not a gate result"
-    };
-    let below = if facts.below > 0 {
-        format!(
-            "; {} finding(s) below min severity {} not shown",
-            facts.below,
-            facts.min_severity.as_str()
-        )
-    } else {
-        String::new()
-    };
-    let dropped = if facts.dropped > 0 {
-        format!(
-            "; {} finding(s) dropped: the answer passed the {} MiB the bridge keeps, narrow \
-             paths to see them",
-            facts.dropped,
-            ANSWER_MAX_BYTES / (1024 * 1024)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "host decision {kind} at the interactive call site ({advisory}): {findings} in {} \
-         file(s) sent; {coverage}{below}{dropped}",
-        facts.changed_files
-    )
-}
-
-/// One page of `answer`, from `offset`, at most `limit` findings.
-pub(crate) fn page(answer: &Output, offset: usize, limit: usize) -> Result<Output, Error> {
-    let total = answer.findings.len();
-    if offset > total {
-        return Err(Error::Input(
-            "cursor points past the last finding".to_owned(),
-        ));
-    }
-    let end = (offset + limit).min(total);
-    let mut out = Output {
-        findings: Vec::new(),
-        kept_bytes: 0,
-        ..answer.clone()
-    };
-    out.findings = answer.findings[offset..end].to_vec();
-    out.offset = offset;
-    out.caveats.truncated = end < total;
-    out.next_cursor = (end < total).then(|| cursor(answer.page_key, end));
-    Ok(out)
-}
-
-fn cursor(key: u64, offset: usize) -> String {
-    format!("d{key}.{offset}")
-}
-
-pub(crate) fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
-    let parsed = (raw.len() <= MAX_CURSOR_BYTES)
-        .then(|| raw.strip_prefix('d')?.split_once('.'))
-        .flatten()
-        .and_then(|(key, offset)| Some((key.parse().ok()?, offset.parse().ok()?)));
-    parsed.ok_or_else(|| {
-        Error::Input(format!(
-            "cursor {} is not one this server issued",
-            bridge_core::text::untrusted(raw, 80)
-        ))
-    })
-}
-
-/// The last few answers, by key, for their cursors.
-#[derive(Debug, Default)]
-pub(crate) struct Pages {
-    inner: Mutex<PagesInner>,
-}
-
-#[derive(Debug, Default)]
-struct PagesInner {
-    next: u64,
-    kept: VecDeque<(u64, Arc<Output>)>,
-    /// Sum of the kept answers' `kept_bytes`.
-    bytes: usize,
-}
-
-impl Pages {
-    /// Keeps the answer `build` makes for a fresh key; the oldest answers go when more than
-    /// [`KEPT_ANSWERS`] or [`KEPT_MAX_BYTES`] are kept (the newest always stays).
-    fn keep(&self, build: impl FnOnce(u64) -> Output) -> Arc<Output> {
-        let key = {
-            let mut inner = bridge_core::lock(&self.inner);
-            inner.next += 1;
-            inner.next
-        };
-        let answer = Arc::new(build(key));
-        let mut inner = bridge_core::lock(&self.inner);
-        inner.bytes += answer.kept_bytes;
-        inner.kept.push_back((key, answer.clone()));
-        while inner.kept.len() > KEPT_ANSWERS
-            || (inner.bytes > KEPT_MAX_BYTES && inner.kept.len() > 1)
-        {
-            if let Some((_, old)) = inner.kept.pop_front() {
-                inner.bytes -= old.kept_bytes;
-            }
-        }
-        answer
-    }
-
-    fn get(&self, key: u64) -> Option<Arc<Output>> {
-        let inner = bridge_core::lock(&self.inner);
-        inner
-            .kept
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, a)| a.clone())
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use bridge_core::proto::{self, Severity};
+
     use super::*;
 
     fn decision(findings: usize) -> proto::Decision {
@@ -840,7 +420,16 @@ mod tests {
     #[test]
     fn pages_follow_cursors_through_the_same_answer() {
         let pages = Pages::default();
-        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key, None, SeverityArg::Info));
+        let answer = pages.keep(|key| {
+            answer(
+                &decision(5),
+                Comparison::All,
+                1,
+                key,
+                None,
+                SeverityArg::Info,
+            )
+        });
         let first = page(&answer, 0, 2).unwrap();
         assert_eq!((first.findings.len(), first.caveats.truncated), (2, true));
         let (key, offset) = parse_cursor(first.next_cursor.as_deref().unwrap()).unwrap();
@@ -861,7 +450,16 @@ mod tests {
     fn old_answers_expire_and_bad_cursors_are_refused() {
         let pages = Pages::default();
         for _ in 0..=KEPT_ANSWERS {
-            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key, None, SeverityArg::Info));
+            pages.keep(|key| {
+                answer(
+                    &decision(1),
+                    Comparison::All,
+                    1,
+                    key,
+                    None,
+                    SeverityArg::Info,
+                )
+            });
         }
         assert!(pages.get(1).is_none());
         assert!(pages.get(KEPT_ANSWERS as u64 + 1).is_some());
@@ -872,7 +470,14 @@ mod tests {
 
     #[test]
     fn shrinking_a_page_points_the_cursor_at_the_first_finding_left_out() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7, None, SeverityArg::Info);
+        let answer = answer(
+            &decision(10),
+            Comparison::All,
+            1,
+            7,
+            None,
+            SeverityArg::Info,
+        );
         let mut first = page(&answer, 0, 10).unwrap();
         assert!(first.shrink(0.5));
         assert_eq!(first.findings.len(), 4);
@@ -894,7 +499,10 @@ mod tests {
         let one = super::super::fit(&mut page(&answer, 0, 1).unwrap(), 24 * 1024).unwrap();
         let budget = serde_json::to_vec(&one).unwrap().len() - 1;
         let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), budget).unwrap_err();
-        assert!(matches!(err, Error::Oversize { budget: b } if b == budget), "{err}");
+        assert!(
+            matches!(err, Error::Oversize { budget: b } if b == budget),
+            "{err}"
+        );
         let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
         assert_eq!(whole["findings"].as_array().unwrap().len(), 2);
         assert!(whole.get("nextCursor").is_none());
@@ -902,7 +510,14 @@ mod tests {
 
     #[test]
     fn a_shrunk_page_keeps_a_finding_and_moves_on() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7, None, SeverityArg::Info);
+        let answer = answer(
+            &decision(10),
+            Comparison::All,
+            1,
+            7,
+            None,
+            SeverityArg::Info,
+        );
         let mut page = page(&answer, 3, 10).unwrap();
         assert!(page.shrink(0.01));
         assert_eq!(page.findings.len(), 1);
@@ -931,7 +546,14 @@ mod tests {
         ]) {
             f.diagnostic.location.path = path.to_owned();
         }
-        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")), SeverityArg::Info);
+        let out = answer(
+            &d,
+            Comparison::All,
+            1,
+            1,
+            Some(Path::new("/work/repo")),
+            SeverityArg::Info,
+        );
         for f in &out.findings[..3] {
             assert_eq!(f.path, None);
             assert!(f.outside_workspace.is_some());
@@ -946,7 +568,14 @@ mod tests {
         for (f, path) in d.findings.iter_mut().zip(["", ".", "src/a.ts"]) {
             f.diagnostic.location.path = path.to_owned();
         }
-        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")), SeverityArg::Info);
+        let out = answer(
+            &d,
+            Comparison::All,
+            1,
+            1,
+            Some(Path::new("/work/repo")),
+            SeverityArg::Info,
+        );
         assert_eq!(out.findings.len(), 3, "nothing is dropped");
         for f in &out.findings[..2] {
             assert_eq!((f.path.as_deref(), f.project_level), (None, Some(true)));
@@ -981,5 +610,45 @@ mod tests {
             inner.bytes,
             inner.kept.iter().map(|(_, a)| a.kept_bytes).sum::<usize>()
         );
+    }
+
+    #[test]
+    fn findings_come_most_severe_first_and_those_below_min_severity_are_counted() {
+        let mut d = decision(4);
+        for (f, (severity, path)) in d.findings.iter_mut().zip([
+            (Severity::Info, "a.txt"),
+            (Severity::Warning, "b.txt"),
+            (Severity::Info, "0.txt"),
+            (Severity::Error, "z.txt"),
+        ]) {
+            f.diagnostic.severity = proto::Open::Known(severity);
+            f.diagnostic.location.path = path.to_owned();
+        }
+        let all = answer(&d, Comparison::All, 4, 1, None, SeverityArg::Info);
+        let order: Vec<_> = all
+            .findings
+            .iter()
+            .map(|f| f.path.clone().unwrap())
+            .collect();
+        assert_eq!(order, ["z.txt", "b.txt", "0.txt", "a.txt"]);
+        let errors = answer(&d, Comparison::All, 4, 1, None, SeverityArg::Warning);
+        assert_eq!(errors.findings.len(), 2);
+        assert_eq!(errors.below_min_severity, 2);
+        assert!(
+            errors
+                .summary
+                .contains("2 finding(s) below min severity warning")
+        );
+    }
+
+    #[test]
+    fn a_finding_says_its_authority_and_its_step_once() {
+        let out = answer(&decision(3), Comparison::All, 1, 1, None, SeverityArg::Info);
+        assert_eq!(out.finding_authority.len(), 1, "one provider");
+        for f in &out.findings {
+            assert!(f.authority.is_none(), "{f:?}");
+            assert!(f.next_step.is_some());
+            assert_ne!(f.help, f.next_step, "{f:?}");
+        }
     }
 }

@@ -128,11 +128,18 @@ fn a_path_with_no_changes_says_nothing_was_checked_and_scope_files_checks_it_who
     assert_eq!(whole["isError"], false, "{whole:#}");
     let body = &whole["structured"];
     assert_eq!(
-        (&body["scope"], &body["changedFiles"], &body["nothingChecked"]),
+        (
+            &body["scope"],
+            &body["changedFiles"],
+            &body["nothingChecked"]
+        ),
         (&json!("files"), &json!(1), &json!(false)),
         "{body:#}"
     );
-    assert_eq!(body["findings"][0]["code"], "hygiene/private-key", "{body:#}");
+    assert_eq!(
+        body["findings"][0]["code"], "hygiene/private-key",
+        "{body:#}"
+    );
     assert_eq!(body["findings"][0]["path"], "deploy/id_rsa", "{body:#}");
 }
 
@@ -154,7 +161,10 @@ fn the_one_error_comes_before_the_notes_and_min_severity_says_what_it_left_out()
     };
     let first = &report["results"][0];
     let body = &first["structured"];
-    assert_eq!(body["findings"][0]["code"], "hygiene/private-key", "{body:#}");
+    assert_eq!(
+        body["findings"][0]["code"], "hygiene/private-key",
+        "{body:#}"
+    );
     assert_eq!(body["findings"][0]["severity"], "error", "{body:#}");
     let text = first["text"].as_str().unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -169,8 +179,16 @@ fn the_one_error_comes_before_the_notes_and_min_severity_says_what_it_left_out()
     assert_eq!(errors["minSeverity"], "error");
     assert_eq!(errors["belowMinSeverity"], 24, "{errors:#}");
     let summary = errors["summary"].as_str().unwrap();
-    assert!(summary.contains("24 finding(s) below min severity error"), "{summary}");
-    assert!(report["results"][1]["text"].as_str().unwrap().contains(summary));
+    assert!(
+        summary.contains("24 finding(s) below min severity error"),
+        "{summary}"
+    );
+    assert!(
+        report["results"][1]["text"]
+            .as_str()
+            .unwrap()
+            .contains(summary)
+    );
 }
 
 #[test]
@@ -189,15 +207,25 @@ fn seven_findings_cost_under_two_and_a_half_kilobytes_of_text_each_thing_said_on
     assert_eq!(findings.len(), 7, "{body:#}");
     let text = result["text"].as_str().unwrap();
     assert!(text.len() < 2_500, "{} bytes of text:\n{text}", text.len());
-    for caveat in ["ADVISORY", "authoritative: false", "untrusted", body["receiptId"].as_str().unwrap()] {
+    for caveat in [
+        "ADVISORY",
+        "authoritative: false",
+        "untrusted",
+        body["receiptId"].as_str().unwrap(),
+    ] {
         assert!(text.contains(caveat), "{caveat:?} missing from:\n{text}");
     }
-    assert_eq!(text.lines().filter(|l| l.starts_with("error ")).count(), 7, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("error ")).count(),
+        7,
+        "{text}"
+    );
     for finding in findings {
         assert!(finding.get("authority").is_none(), "{finding:#}");
         assert!(
             finding.get("nextStep").is_none()
-                || (finding["nextStep"] != finding["help"] && finding["nextStep"] != finding["message"]),
+                || (finding["nextStep"] != finding["help"]
+                    && finding["nextStep"] != finding["message"]),
             "{finding:#}"
         );
     }
@@ -214,7 +242,10 @@ fn the_text_gives_one_based_positions_and_the_structure_names_its_base() {
     let finding = &result["structured"]["findings"][0];
     assert_eq!(finding["code"], "hygiene/merge-conflict", "{finding:#}");
     assert_eq!(finding["rangeZeroBased"]["startLine0"], 1, "{finding:#}");
-    assert_eq!(finding["rangeZeroBased"]["startCharacter0"], 0, "{finding:#}");
+    assert_eq!(
+        finding["rangeZeroBased"]["startCharacter0"], 0,
+        "{finding:#}"
+    );
     assert!(finding.get("range").is_none(), "{finding:#}");
     let text = result["text"].as_str().unwrap();
     assert!(text.contains("src.rs:2:1 hygiene/merge-conflict"), "{text}");
@@ -231,12 +262,21 @@ fn asp_status_opens_with_one_line_a_person_understands() {
     assert_eq!(result["isError"], false, "{result:#}");
     let summary = result["structured"]["summary"].as_str().unwrap();
     assert!(!summary.contains('\n'), "{summary}");
-    for part in ["asp-bridge", "ready", "advisory only", "providers: hygiene (ready)", "gate"] {
+    for part in [
+        "asp-bridge",
+        "ready",
+        "advisory only",
+        "providers: hygiene (ready)",
+        "gate",
+    ] {
         assert!(summary.contains(part), "{part:?} missing from {summary:?}");
     }
     let text = result["text"].as_str().unwrap();
     let opening = format!("{{\"summary\":{}", json!(summary));
-    assert!(text.starts_with(&opening), "the text opens with the summary: {text}");
+    assert!(
+        text.starts_with(&opening),
+        "the text opens with the summary: {text}"
+    );
 }
 
 #[test]
@@ -247,11 +287,25 @@ fn asp_inspect_is_listed_only_when_the_host_offers_it() {
         return;
     };
     let listed = |tools: &Value| -> Vec<String> {
-        tools.as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect()
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect()
     };
-    let expected = ["asp_authority_status", "asp_capabilities", "asp_diagnostics", "asp_status"];
+    let expected = [
+        "asp_authority_status",
+        "asp_capabilities",
+        "asp_diagnostics",
+        "asp_status",
+    ];
     assert_eq!(listed(&report["tools"]), expected, "{report:#}");
-    assert_eq!(listed(&report["results"][0]["toolsAfter"]), expected, "{report:#}");
+    assert_eq!(
+        listed(&report["results"][0]["toolsAfter"]),
+        expected,
+        "{report:#}"
+    );
 }
 
 /// The first host offers inspect (the fake host's fixtures) and crashes on its second request; the
@@ -281,12 +335,21 @@ fn the_tool_list_changes_when_a_restarted_host_no_longer_offers_inspect() {
     let Some(report) = agent(scratch.path(), calls, Some(&host)) else {
         return;
     };
-    assert_eq!(report["tools"], json!(test_support::mcp::TOOLS), "{report:#}");
+    assert_eq!(
+        report["tools"],
+        json!(test_support::mcp::TOOLS),
+        "{report:#}"
+    );
     let last = &report["results"][1];
     assert_eq!(last["isError"], false, "{report:#}");
     assert_eq!(
         last["toolsAfter"],
-        json!(["asp_authority_status", "asp_capabilities", "asp_diagnostics", "asp_status"]),
+        json!([
+            "asp_authority_status",
+            "asp_capabilities",
+            "asp_diagnostics",
+            "asp_status"
+        ]),
         "{report:#}"
     );
     assert!(report["listChanged"].as_u64().unwrap() >= 1, "{report:#}");
