@@ -131,7 +131,8 @@ impl ServerHandler for AspServer {
 }
 
 /// Serves MCP over `transport` until the client goes away, then shuts the host down. The host is
-/// not started before a tool needs it, so the server answers `tools/list` while the host is down.
+/// started by the first `tools/list` (to learn whether it offers inspect, once the policy allows
+/// it and for at most 5 s) or the first tool call; `tools/list` is answered while the host is down.
 /// `budget_bytes` caps each result's `structuredContent` ([`crate::DEFAULT_BUDGET_BYTES`]).
 pub async fn serve<T, E, A>(
     host: Arc<dyn HostSource>,
