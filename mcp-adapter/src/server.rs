@@ -30,7 +30,7 @@ pub const EXTENSION_ID: &str = "dev.asp-bridge/asp";
 
 const INSTRUCTIONS: &str = "asp-bridge relays the ASP host that owns code-check decisions for \
 this workspace as read-only tools: asp_status, asp_capabilities, asp_authority_status, \
-asp_inspect and asp_diagnostics. Every result is advisory (authoritative: false) and satisfies no \
+asp_diagnostics, and asp_inspect when the host offers inspect. Every result is advisory (authoritative: false) and satisfies no \
 gate: it is never the pass/fail of a blocking check, and only the host's own decision envelope is \
 authoritative. A result with isError names a failClass (health, contract, policy, input) and means \
 nothing was checked, not that the code is clean; the same holds for a result whose coverage is \

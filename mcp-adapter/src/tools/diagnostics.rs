@@ -77,7 +77,7 @@ pub(crate) struct Args {
     pub(crate) limit: Option<u32>,
     /// `changes` (default): only what changed, against the host's baseline (or `base`). `files`:
     /// the files under `paths` (every tracked file without `paths`) checked whole, each as new
-    /// against the empty tree, changed or not (as `sarif --all-files` does); `base` is then ignored.
+    /// against the empty tree, changed or not (as `sarif --all-files` does); not with `base`.
     #[serde(default)]
     #[schemars(with = "ScopeArg")]
     pub(crate) scope: Option<ScopeArg>,
@@ -346,7 +346,13 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
             (Some(paths), false) => Scope::Paths(paths),
             (Some(paths), true) => Scope::Files(paths),
         };
-        let base = if whole { Base::Baseline } else { base };
+        if whole && args.base.is_some() {
+            return Err(Error::Input(
+                "base applies to scope changes only: scope files checks the files whole, against \
+                 nothing"
+                    .to_owned(),
+            ));
+        }
         missing_paths(&call, &scope, &base).await?;
         let client = call.client().await?;
         let request = Evaluate {

@@ -107,6 +107,7 @@ fn a_path_with_no_changes_says_nothing_was_checked_and_scope_files_checks_it_who
         diagnostics(json!({"paths": ["deploy/id_rsa"]})),
         diagnostics(json!({})),
         diagnostics(json!({"paths": ["deploy"], "scope": "files"})),
+        diagnostics(json!({"paths": ["deploy"], "scope": "files", "base": "HEAD"})),
     ]);
     let Some(report) = agent(scratch.path(), calls, None) else {
         return;
@@ -141,6 +142,9 @@ fn a_path_with_no_changes_says_nothing_was_checked_and_scope_files_checks_it_who
         "{body:#}"
     );
     assert_eq!(body["findings"][0]["path"], "deploy/id_rsa", "{body:#}");
+    let both = &results[3];
+    assert_eq!(both["isError"], true, "{both:#}");
+    assert_eq!(both["structured"]["failClass"], "input", "{both:#}");
 }
 
 #[test]
