@@ -107,10 +107,10 @@ impl ServerHandler for AspServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = self.router.list_all();
-        if !self.state.lists_inspect().await {
+        if !self.state.lists_inspect(&context.peer).await {
             tools.retain(|tool| tool.name != tools::INSPECT);
         }
         Ok(ListToolsResult::with_all_items(tools))

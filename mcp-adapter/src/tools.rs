@@ -520,7 +520,10 @@ async fn invoke<T: AspTool>(
         outcome = run => outcome,
         () = context.ct.cancelled() => Err(Error::Cancelled),
     };
-    state.recheck_offer(&context.peer).await;
+    if state.offer_to_recheck() {
+        let (state, peer) = (state.clone(), context.peer.clone());
+        tokio::spawn(async move { state.recheck_offer(&peer).await });
+    }
     match outcome {
         Ok((payload, text)) => to_mcp::success(payload, text),
         Err(error) => {

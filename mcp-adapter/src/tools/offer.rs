@@ -28,6 +28,8 @@ pub(crate) struct Offer {
     offered: Option<bool>,
     /// Whether the last tool list (or list_changed) had `asp_inspect`; `None` before any list.
     listed: Option<bool>,
+    /// Whether a re-check after a call is under way ([`State::recheck_offer`]).
+    checking: bool,
 }
 
 /// Whether `status` offers inspect: the family is available or a provider has it.
@@ -46,8 +48,10 @@ pub(crate) fn offers_inspect(status: &proto::Status) -> bool {
 }
 
 impl State {
-    /// Whether to list `asp_inspect` now; may start the host (once the policy allows it).
-    pub(crate) async fn lists_inspect(&self) -> bool {
+    /// Whether to list `asp_inspect` now; may start the host (once the policy allows it). A list
+    /// that differs from the last one also sends `tools/list_changed` (when a re-check after a
+    /// call has not sent it already), so a change is announced once whichever notices it first.
+    pub(crate) async fn lists_inspect(&self, peer: &Peer<RoleServer>) -> bool {
         let starts = *self.host.starts().borrow();
         let known = {
             let offer = bridge_core::lock(&self.offer);
@@ -58,69 +62,89 @@ impl State {
             None => self.learn(true).await,
         };
         let listed = offered.unwrap_or(true);
-        let mut offer = bridge_core::lock(&self.offer);
-        if offered.is_some() {
-            offer.starts = *self.host.starts().borrow();
-            offer.offered = offered;
+        let changed = {
+            let mut offer = bridge_core::lock(&self.offer);
+            if offered.is_some() {
+                offer.starts = *self.host.starts().borrow();
+                offer.offered = offered;
+            }
+            offer
+                .listed
+                .replace(listed)
+                .is_some_and(|was| was != listed)
+        };
+        if changed {
+            changed_list(peer, listed).await;
         }
-        offer.listed = Some(listed);
         listed
     }
 
-    /// After a call: when the host was started anew since the offer was learned, learns it again
-    /// from the live host, and tells the client the tool list changed if it no longer matches.
+    /// After a call for which [`State::offer_to_recheck`] said so (run on its own, so that no
+    /// result waits for it): learns the offer again from the live host, and tells the client the
+    /// tool list changed if it no longer matches what was listed.
     pub(crate) async fn recheck_offer(&self, peer: &Peer<RoleServer>) {
         let starts = *self.host.starts().borrow();
-        let listed = {
-            let offer = bridge_core::lock(&self.offer);
-            if offer.starts == starts && offer.offered.is_some() {
-                return;
-            }
-            offer.listed
-        };
-        let Some(listed) = listed else {
-            return;
-        };
-        let Some(offered) = self.learn(false).await else {
-            return;
-        };
-        {
+        let learned = self.learn(false).await;
+        let offered = {
             let mut offer = bridge_core::lock(&self.offer);
+            offer.checking = false;
+            let (Some(offered), Some(listed)) = (learned, offer.listed) else {
+                return;
+            };
             offer.starts = starts;
             offer.offered = Some(offered);
             if offered == listed {
                 return;
             }
             offer.listed = Some(offered);
-        }
-        tracing::info!(
-            inspect = offered,
-            "the host's inspect offer changed: tools/list_changed"
-        );
-        if let Err(error) = peer.notify_tool_list_changed().await {
-            tracing::debug!(%error, "could not send tools/list_changed");
-        }
+            offered
+        };
+        changed_list(peer, offered).await;
     }
 
     /// The host's inspect offer from its `host/status`: from a host started if need be (`start`,
     /// once the policy allows it) or only from one already up; `None` when it cannot be known in
     /// time.
     async fn learn(&self, start: bool) -> Option<bool> {
-        let client: HostClient = if start {
-            policy::check(&self.worktree).await.ok()?;
-            let client = tokio::time::timeout(LEARN_DEADLINE, self.host.client())
-                .await
-                .ok()?
-                .ok()?;
-            *bridge_core::lock(&self.live) = Some(client.clone());
-            client
-        } else {
-            self.live()?
+        let learn = async {
+            let client: HostClient = if start {
+                policy::check(&self.worktree).await.ok()?;
+                let client = self.host.client().await.ok()?;
+                *bridge_core::lock(&self.live) = Some(client.clone());
+                client
+            } else {
+                self.live()?
+            };
+            let status = client.status().await.ok()?;
+            Some(offers_inspect(&status.value))
         };
-        let status = tokio::time::timeout(LEARN_DEADLINE, client.status())
+        tokio::time::timeout(LEARN_DEADLINE, learn)
             .await
-            .ok()?
-            .ok()?;
-        Some(offers_inspect(&status.value))
+            .ok()
+            .flatten()
+    }
+
+    /// Whether the offer must be learned again after a call: a list was sent and the host was
+    /// started anew since (or the offer is still unknown), and no re-check is under way. Marks the
+    /// re-check under way when it is.
+    pub(crate) fn offer_to_recheck(&self) -> bool {
+        let starts = *self.host.starts().borrow();
+        let mut offer = bridge_core::lock(&self.offer);
+        let stale = offer.listed.is_some()
+            && !(offer.starts == starts && offer.offered.is_some())
+            && !offer.checking;
+        offer.checking |= stale;
+        stale
+    }
+}
+
+/// Tells the client the tool list changed (`asp_inspect` now listed or not).
+async fn changed_list(peer: &Peer<RoleServer>, inspect: bool) {
+    tracing::info!(
+        inspect,
+        "the host's inspect offer changed: tools/list_changed"
+    );
+    if let Err(error) = peer.notify_tool_list_changed().await {
+        tracing::debug!(%error, "could not send tools/list_changed");
     }
 }
