@@ -94,6 +94,10 @@ pub enum Scope {
     /// Every tracked file as it is now, each a `create` against the empty tree (a full sweep); the
     /// base is then the empty tree whatever [`Base`] says.
     AllFiles,
+    /// Every file under these repo-relative paths as it is now (tracked or not, already confined by
+    /// the caller), each a `create` against the empty tree: those files checked whole; the base is
+    /// then the empty tree whatever [`Base`] says.
+    Files(Vec<String>),
 }
 
 /// Where the before-content of the changeset comes from.
@@ -166,7 +170,12 @@ impl Evaluate {
 
     /// Whether the changeset names a baseline of its own rather than the host's.
     fn own_baseline(&self) -> bool {
-        self.scope == Scope::AllFiles || matches!(self.base, Base::Rev(_))
+        self.whole_files() || matches!(self.base, Base::Rev(_))
+    }
+
+    /// Whether files are sent whole, against the empty tree.
+    fn whole_files(&self) -> bool {
+        matches!(self.scope, Scope::AllFiles | Scope::Files(_))
     }
 }
 
@@ -194,6 +203,11 @@ impl Worktree {
                 let empty = json!({"rev": format!("git:tree:{tree}")});
                 return changeset::build_all(&self.root, &self.cache, &empty).await;
             }
+            Scope::Files(paths) => {
+                let tree = changeset::empty_tree(&self.root, &self.cache).await?;
+                let empty = json!({"rev": format!("git:tree:{tree}")});
+                return changeset::build(&self.root, &self.cache, &empty, Some(paths)).await;
+            }
         };
         changeset::build(&self.root, &self.cache, baseline, paths).await
     }
@@ -203,7 +217,7 @@ impl Worktree {
     /// many requests it takes.
     pub async fn plan(&self, request: &Evaluate) -> Result<Plan> {
         let (baseline, merge_base) = match (&request.scope, &request.base) {
-            (_, Base::Rev(rev)) if request.scope != Scope::AllFiles => {
+            (_, Base::Rev(rev)) if !request.whole_files() => {
                 let found = changeset::merge_base(&self.root, &self.cache, rev).await?;
                 (
                     json!({"rev": format!("git:tree:{}", found.tree)}),

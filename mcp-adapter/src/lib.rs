@@ -43,7 +43,7 @@ pub mod fuzzing {
         budget: usize,
         max_pages: usize,
     ) -> Vec<Result<Value, Error>> {
-        let answer = diagnostics::answer(decision, Comparison::All, 1, 1, None);
+        let answer = diagnostics::answer(decision, Comparison::All, 1, 1, None, Default::default());
         let mut pages = Vec::new();
         let mut offset = 0;
         while pages.len() < max_pages {

@@ -30,7 +30,7 @@ pub const EXTENSION_ID: &str = "dev.asp-bridge/asp";
 
 const INSTRUCTIONS: &str = "asp-bridge relays the ASP host that owns code-check decisions for \
 this workspace as read-only tools: asp_status, asp_capabilities, asp_authority_status, \
-asp_inspect and asp_diagnostics. Every result is advisory (authoritative: false) and satisfies no \
+asp_diagnostics, and asp_inspect when the host offers inspect. Every result is advisory (authoritative: false) and satisfies no \
 gate: it is never the pass/fail of a blocking check, and only the host's own decision envelope is \
 authoritative. A result with isError names a failClass (health, contract, policy, input) and means \
 nothing was checked, not that the code is clean; the same holds for a result whose coverage is \
@@ -76,7 +76,10 @@ fn extension_entry() -> JsonObject {
 
 impl ServerHandler for AspServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
         let entry = || BTreeMap::from([(EXTENSION_ID.to_owned(), extension_entry())]);
         capabilities.experimental = Some(entry());
         capabilities.extensions = Some(entry());
@@ -100,12 +103,17 @@ impl ServerHandler for AspServer {
         Ok(result)
     }
 
+    /// Every tool, `asp_inspect` only when the host offers inspect (see `tools::offer`).
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.router.list_all()))
+        let mut tools = self.router.list_all();
+        if !self.state.lists_inspect(&context.peer).await {
+            tools.retain(|tool| tool.name != tools::INSPECT);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -123,7 +131,8 @@ impl ServerHandler for AspServer {
 }
 
 /// Serves MCP over `transport` until the client goes away, then shuts the host down. The host is
-/// not started before a tool needs it, so the server answers `tools/list` while the host is down.
+/// started by the first `tools/list` (to learn whether it offers inspect, once the policy allows
+/// it and for at most 5 s) or the first tool call; `tools/list` is answered while the host is down.
 /// `budget_bytes` caps each result's `structuredContent` ([`crate::DEFAULT_BUDGET_BYTES`]).
 pub async fn serve<T, E, A>(
     host: Arc<dyn HostSource>,

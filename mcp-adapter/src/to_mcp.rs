@@ -164,7 +164,7 @@ pub(crate) fn snapshot_value(value: Option<&Value>) -> Option<Snapshot> {
 }
 
 /// Authority evidence of a provider or finding.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Authority {
     pub(crate) identity: String,

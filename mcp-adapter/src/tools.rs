@@ -15,6 +15,7 @@ mod authority_status;
 mod capabilities;
 pub(crate) mod diagnostics;
 pub(crate) mod inspect;
+mod offer;
 pub(crate) mod status;
 
 use std::future::Future;
@@ -52,8 +53,11 @@ pub const TOOL_NAMES: [&str; 5] = [
     status::AspStatus::NAME,
 ];
 
+/// The tool listed only when the host offers inspect.
+pub(crate) const INSPECT: &str = inspect::AspInspect::NAME;
+
 /// Default size limit of one result's `structuredContent`, in bytes of JSON. The text block mirrors
-/// it, so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
+/// it (or, for `asp_diagnostics`, is a shorter summary), so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
 pub const DEFAULT_BUDGET_BYTES: usize = 24 * 1024;
 
 /// Largest `arguments` object accepted, in bytes of JSON.
@@ -70,6 +74,8 @@ pub(crate) struct State {
     pub(crate) pages: diagnostics::Pages,
     /// The host client the last call got, to reach a host that is up before the policy is read.
     live: Mutex<Option<HostClient>>,
+    /// Whether the host offers inspect, and whether `asp_inspect` was listed.
+    offer: Mutex<offer::Offer>,
 }
 
 impl State {
@@ -81,6 +87,7 @@ impl State {
             budget,
             pages: diagnostics::Pages::default(),
             live: Mutex::new(None),
+            offer: Mutex::default(),
         }
     }
 
@@ -188,6 +195,19 @@ pub(crate) trait Budgeted {
     /// Keeps about `keep` (0..1) of the items of the list that makes the output large, marks the
     /// output truncated, and says whether anything was dropped.
     fn shrink(&mut self, keep: f64) -> bool;
+
+    /// Whether the JSON text of the output keeps its fields in their declared order (a summary line
+    /// first) rather than sorted; it is serialised from the output instead of the value, at the
+    /// same cost.
+    const ORDERED_TEXT: bool = false;
+
+    /// The result's text block, given the JSON of `structuredContent` as measured: by default that
+    /// JSON; an output whose JSON reads poorly gives a compact summary instead, which must still
+    /// say every caveat (advisory, degraded coverage, what was not checked, truncation and how to
+    /// continue).
+    fn text(&self, json: String) -> String {
+        json
+    }
 }
 
 /// [`Budgeted`] for a tool output whose one long list is the field `$list`, with the count of the
@@ -500,6 +520,10 @@ async fn invoke<T: AspTool>(
         outcome = run => outcome,
         () = context.ct.cancelled() => Err(Error::Cancelled),
     };
+    if state.offer_to_recheck() {
+        let (state, peer) = (state.clone(), context.peer.clone());
+        tokio::spawn(async move { state.recheck_offer(&peer).await });
+    }
     match outcome {
         Ok((payload, text)) => to_mcp::success(payload, text),
         Err(error) => {
@@ -531,8 +555,8 @@ pub(crate) fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Res
     fit_with_text(output, budget).map(|(value, _)| value)
 }
 
-/// [`fit`], with the JSON text that was measured: it is the result's text block, so the output is
-/// serialised once for both.
+/// [`fit`], with the result's text block: the JSON text that was measured (so the output is
+/// serialised once for both) or what [`Budgeted::text`] makes of it.
 fn fit_with_text<O: Serialize + Budgeted>(
     output: &mut O,
     budget: usize,
@@ -540,11 +564,15 @@ fn fit_with_text<O: Serialize + Budgeted>(
     for _ in 0..64 {
         let value = serde_json::to_value(&*output)
             .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
-        let text = serde_json::to_string(&value)
-            .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
+        let text = if O::ORDERED_TEXT {
+            serde_json::to_string(&*output)
+        } else {
+            serde_json::to_string(&value)
+        }
+        .map_err(|e| Error::Internal(format!("cannot encode the result: {e}")))?;
         let size = text.len();
         if size <= budget {
-            return Ok((value, text));
+            return Ok((value, output.text(text)));
         }
         if !output.shrink(budget as f64 / size as f64) {
             break;

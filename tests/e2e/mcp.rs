@@ -14,6 +14,7 @@ use test_support::mcp::{
 
 use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin};
 
+mod agent;
 mod hostile;
 
 /// A git repository with one commit and one changed file (`README.txt`); what the tests themselves

@@ -8,13 +8,10 @@
 //! kept answers are capped in bytes: an answer past its cap keeps its first findings and says how many
 //! it dropped. A finding whose path the host put outside the workspace keeps no path and says so.
 
-use std::collections::VecDeque;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
 
 use bridge_core::changeset::check_rev;
-use bridge_core::model;
-use bridge_core::proto::{self, AdvisoryCallSite, Comparison, DecisionKind, Severity};
+use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::worktree::{Base, Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -22,7 +19,16 @@ use serde::{Deserialize, Serialize};
 use super::{AspTool, Budgeted, Call, Caveats, shrunk_len};
 use crate::error::Error;
 use crate::to_mcp::{self, Authority, Coverage, id, text};
-use bridge_core::confine::{confine, host_path};
+
+mod pages;
+mod paths;
+mod shown;
+mod text;
+
+use pages::cursor;
+pub(crate) use pages::{Pages, page, parse_cursor};
+use paths::{confined_paths, missing_paths};
+pub(crate) use shown::answer;
 
 pub(crate) struct AspDiagnostics;
 
@@ -69,6 +75,34 @@ pub(crate) struct Args {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 200))]
     pub(crate) limit: Option<u32>,
+    /// `changes` (default): only what changed, against the host's baseline (or `base`). `files`:
+    /// the files under `paths` (every tracked file without `paths`) checked whole, each as new
+    /// against the empty tree, changed or not (as `sarif --all-files` does); not with `base`.
+    #[serde(default)]
+    #[schemars(with = "ScopeArg")]
+    pub(crate) scope: Option<ScopeArg>,
+    /// The least severe findings shown: `error`, `warning` or `info` (default, everything). The
+    /// answer says how many it left out (`belowMinSeverity`); severities the bridge does not know
+    /// are always shown.
+    #[serde(default)]
+    #[schemars(with = "SeverityArg")]
+    pub(crate) min_severity: Option<SeverityArg>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ScopeArg {
+    Changes,
+    Files,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SeverityArg {
+    Error,
+    Warning,
+    #[default]
+    Info,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -94,8 +128,14 @@ pub(crate) struct Output {
     pub(crate) summary: String,
     /// `all` or `introduced`.
     pub(crate) comparison: String,
-    /// How many changed files were sent to the host.
+    /// `changes` (what changed was sent) or `files` (the files were sent whole).
+    pub(crate) scope: String,
+    /// How many files were sent to the host: the changed ones, or with scope `files` every file
+    /// named.
     pub(crate) changed_files: usize,
+    /// True when no file was sent, so nothing was checked: no changes under the paths given (or in
+    /// the working tree). Never read it as clean; use scope `files` to check files whole.
+    pub(crate) nothing_checked: bool,
     /// With `base`: what it resolved to, the changes being those since `mergeBase`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) base: Option<BaseOut>,
@@ -103,10 +143,16 @@ pub(crate) struct Output {
     /// socket, a device, a nested repository): skipped, never opened, so not checked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) left_out: Vec<LeftOut>,
-    /// This page of findings.
+    /// This page of findings, the most severe first (`error`, `warning`, `info`), then by path and
+    /// line.
     pub(crate) findings: Vec<Finding>,
-    /// Findings in the whole answer (those dropped past the memory cap included).
+    /// Findings in the whole answer (those dropped past the memory cap and those below
+    /// `minSeverity` included).
     pub(crate) total_findings: usize,
+    /// The `minSeverity` asked for (`info` shows everything).
+    pub(crate) min_severity: String,
+    /// Findings of the answer left out because they are less severe than `minSeverity`.
+    pub(crate) below_min_severity: usize,
     /// Findings of this answer that no page will show: the answer passed the 8 MiB the bridge keeps
     /// of one answer. Narrow `paths` to see them.
     #[serde(skip_serializing_if = "to_mcp::is_zero")]
@@ -116,6 +162,10 @@ pub(crate) struct Output {
     pub(crate) coverage: Coverage,
     pub(crate) assurance: AssuranceOut,
     pub(crate) authority_evidence: Vec<Authority>,
+    /// The authority evidence of the findings, once per provider (the findings' `source`); a
+    /// finding whose evidence differs from its provider's carries its own `authority`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) finding_authority: BTreeMap<String, Authority>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) policy_digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,9 +233,11 @@ pub(crate) struct Finding {
     /// project configuration error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) project_level: Option<bool>,
-    /// 0-based lines and UTF-16 characters, when the provider gave a range.
+    /// Where it starts and ends, when the provider gave a range: 0-based lines and 0-based UTF-16
+    /// characters (as LSP counts them), each field named with its base. The text block shows
+    /// `path:line:column` 1-based, as compilers and editors do.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) range: Option<RangeOut>,
+    pub(crate) range_zero_based: Option<RangeOut>,
     /// Position-resilient id of the finding, stable within its source.
     pub(crate) fingerprint: String,
     /// Whether the changes introduced it (with comparison `introduced`).
@@ -194,35 +246,39 @@ pub(crate) struct Finding {
     /// `gating` or `advisory`, as the host classifies it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) disposition: Option<String>,
-    /// What to do about it (untrusted text).
+    /// What to do about it (untrusted text); absent when it would only repeat `message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) next_step: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) next_step_origin: Option<String>,
-    /// The provider's help (untrusted text).
+    /// The provider's help (untrusted text); absent when it would only repeat `message` or
+    /// `nextStep`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) help: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) code_description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) severity_note: Option<String>,
+    /// Only when it differs from its provider's entry in `findingAuthority`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) authority: Option<Authority>,
 }
 
+/// A range, 0-based: lines from 0, characters in UTF-16 code units from 0.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct RangeOut {
-    pub(crate) start: PositionOut,
-    pub(crate) end: PositionOut,
-}
-
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-pub(crate) struct PositionOut {
-    pub(crate) line: u32,
-    pub(crate) char: u32,
+    pub(crate) start_line0: u32,
+    pub(crate) start_character0: u32,
+    pub(crate) end_line0: u32,
+    pub(crate) end_character0: u32,
 }
 
 impl Budgeted for Output {
+    fn text(&self, _json: String) -> String {
+        text::render(self)
+    }
+
     /// A page keeps at least one finding, so that its cursor moves on: a finding that does not fit
     /// on a page of its own makes the answer oversize, never an empty page pointing at itself.
     fn shrink(&mut self, keep: f64) -> bool {
@@ -244,7 +300,9 @@ impl AspTool for AspDiagnostics {
 the given repo-relative paths, or with base the changes of the branch since its merge base with that \
 revision) at the interactive call site (host/evaluateChangeset) and returns \
 its decision, findings, coverage and receipt. Advisory: not a pass/fail, and it satisfies no gate. \
-Findings are paginated: pass nextCursor as cursor for more.";
+Only changes are checked unless scope is \"files\" (the named files checked whole); a path that does \
+not exist is an error, and nothingChecked says when no file was sent. Findings come most severe \
+first (minSeverity filters) and are paginated: pass nextCursor as cursor for more.";
     type Args = Args;
     type Output = Output;
 
@@ -269,6 +327,8 @@ Findings are paginated: pass nextCursor as cursor for more.";
             return page(&answer, offset, limit);
         }
         let paths = confined_paths(&call, args.paths)?;
+        let whole = matches!(args.scope, Some(ScopeArg::Files));
+        let min_severity = args.min_severity.unwrap_or_default();
         let comparison = match args.comparison.unwrap_or(ComparisonArg::All) {
             ComparisonArg::All => Comparison::All,
             ComparisonArg::Introduced => Comparison::Introduced,
@@ -280,10 +340,24 @@ Findings are paginated: pass nextCursor as cursor for more.";
             }
             None => Base::Baseline,
         };
+        let scope = match (paths, whole) {
+            (None, false) => Scope::Changes,
+            (None, true) => Scope::AllFiles,
+            (Some(paths), false) => Scope::Paths(paths),
+            (Some(paths), true) => Scope::Files(paths),
+        };
+        if whole && args.base.is_some() {
+            return Err(Error::Input(
+                "base applies to scope changes only: scope files checks the files whole, against \
+                 nothing"
+                    .to_owned(),
+            ));
+        }
+        missing_paths(&call, &scope, &base).await?;
         let client = call.client().await?;
         let request = Evaluate {
             comparison,
-            scope: paths.map_or(Scope::Changes, Scope::Paths),
+            scope,
             base,
             ..Evaluate::at(AdvisoryCallSite::Interactive)
         };
@@ -321,7 +395,11 @@ Findings are paginated: pass nextCursor as cursor for more.";
                 evaluation.changed_files,
                 key,
                 root,
+                min_severity,
             );
+            if whole {
+                shown.scope = "files".to_owned();
+            }
             shown.base = base;
             shown.left_out = left_out;
             shown
@@ -330,284 +408,12 @@ Findings are paginated: pass nextCursor as cursor for more.";
     }
 }
 
-fn confined_paths(call: &Call, paths: Option<Vec<String>>) -> Result<Option<Vec<String>>, Error> {
-    let Some(paths) = paths else {
-        return Ok(None);
-    };
-    if paths.is_empty() {
-        return Err(Error::Input(
-            "paths is empty; omit it to evaluate every working-tree change".to_owned(),
-        ));
-    }
-    if paths.len() > MAX_PATHS {
-        return Err(Error::Input(format!(
-            "{} paths given; the limit is {MAX_PATHS}",
-            paths.len()
-        )));
-    }
-    let mut confined = Vec::with_capacity(paths.len());
-    for raw in &paths {
-        let path = confine(&call.state.repo, raw).map_err(Error::path)?;
-        if !confined.contains(&path) {
-            confined.push(path);
-        }
-    }
-    Ok(Some(confined))
-}
-
-/// The whole answer as shown, as many findings as fit [`ANSWER_MAX_BYTES`]; pages are cut from it.
-/// `root` is the workspace the findings' paths must lie in.
-pub(crate) fn answer(
-    decision: &proto::Decision,
-    comparison: Comparison,
-    changed_files: usize,
-    key: u64,
-    root: Option<&Path>,
-) -> Output {
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut kept_bytes = 0;
-    for f in &decision.findings {
-        let shown = finding(f, root);
-        let size = serde_json::to_vec(&shown).map_or(usize::MAX, |b| b.len());
-        if kept_bytes + size > ANSWER_MAX_BYTES {
-            break;
-        }
-        kept_bytes += size + 1;
-        findings.push(shown);
-    }
-    let dropped_findings = decision.findings.len() - findings.len();
-    let not_run = decision.not_run();
-    let incomplete = decision.is_incomplete();
-    Output {
-        caveats: Caveats::new(
-            to_mcp::not_run(&not_run),
-            to_mcp::snapshot(&decision.valid_as_of),
-            id(&decision.receipt.receipt_id),
-        ),
-        call_site: "interactive".to_owned(),
-        decision: id(decision.decision.as_str()),
-        incomplete,
-        summary: summary(decision, changed_files, &not_run, dropped_findings),
-        comparison: match comparison {
-            Comparison::All => "all",
-            Comparison::Introduced => "introduced",
-        }
-        .to_owned(),
-        changed_files,
-        base: None,
-        left_out: Vec::new(),
-        total_findings: decision.findings.len(),
-        dropped_findings,
-        findings,
-        offset: 0,
-        coverage: to_mcp::coverage(&decision.coverage),
-        assurance: AssuranceOut {
-            mode: id(&decision.assurance.mode),
-            transaction_guarantee: id(&decision.assurance.transaction_guarantee),
-            detail: decision.assurance.detail.as_deref().map(text),
-        },
-        authority_evidence: decision
-            .authority_evidence
-            .iter()
-            .take(to_mcp::LIST_MAX)
-            .map(to_mcp::authority)
-            .collect(),
-        policy_digest: decision.policy_digest.as_deref().map(id),
-        changeset_digest: decision.changeset_digest.as_deref().map(id),
-        next_cursor: None,
-        page_key: key,
-        kept_bytes,
-    }
-}
-
-fn finding(f: &proto::Finding, root: Option<&Path>) -> Finding {
-    let d = &f.diagnostic;
-    let workspace = d.location.is_workspace();
-    let (path, outside_workspace) = match host_path(root, &d.location.path) {
-        _ if workspace => (None, None),
-        Ok(path) => (Some(text(&path)), None),
-        Err(why) => (None, Some(why.to_owned())),
-    };
-    Finding {
-        code: id(&d.code),
-        severity: id(d.severity.as_str()),
-        source: id(&d.source),
-        message: text(&d.message),
-        path,
-        outside_workspace,
-        project_level: workspace.then_some(true),
-        range: d
-            .location
-            .range
-            .as_ref()
-            .filter(|_| !workspace)
-            .map(|r| RangeOut {
-                start: PositionOut {
-                    line: r.start.line,
-                    char: r.start.char,
-                },
-                end: PositionOut {
-                    line: r.end.line,
-                    char: r.end.char,
-                },
-            }),
-        fingerprint: id(&d.fingerprint),
-        introduced: d.introduced,
-        disposition: f.disposition.as_ref().map(|d| id(d.as_str())),
-        next_step: f.next_step.as_deref().map(text),
-        next_step_origin: f.next_step_origin.as_deref().map(id),
-        help: d.help.as_deref().map(text),
-        code_description: d.code_description.as_ref().map(|c| text(&c.href)),
-        severity_note: f.severity_note.as_deref().map(text),
-        authority: f.authority.as_ref().map(to_mcp::authority),
-    }
-}
-
-fn summary(
-    decision: &proto::Decision,
-    changed_files: usize,
-    not_run: &[model::NotRun],
-    dropped: usize,
-) -> String {
-    let kind = id(decision.decision.as_str());
-    let count = |s: Severity| {
-        decision
-            .findings
-            .iter()
-            .filter(|f| f.diagnostic.severity.is(s))
-            .count()
-    };
-    let findings = match decision.findings.len() {
-        0 => "no findings".to_owned(),
-        n => format!(
-            "{n} finding(s): {} error, {} warning, {} info",
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info)
-        ),
-    };
-    let coverage = if decision.is_incomplete() {
-        let what: Vec<String> = not_run
-            .iter()
-            .take(3)
-            .map(|n| format!("{} ({})", id(&n.source), id(&n.reason)))
-            .collect();
-        let what = if what.is_empty() {
-            "no reason given".to_owned()
-        } else {
-            what.join(", ")
-        };
-        format!("coverage INCOMPLETE, this is not a clean result: {what}")
-    } else {
-        "coverage complete".to_owned()
-    };
-    let advisory = if decision.is(DecisionKind::Allow) {
-        "advisory"
-    } else {
-        "advisory, not a gate result"
-    };
-    let dropped = if dropped > 0 {
-        format!(
-            "; {dropped} finding(s) dropped: the answer passed the {} MiB the bridge keeps, narrow \
-             paths to see them",
-            ANSWER_MAX_BYTES / (1024 * 1024)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "host decision {kind} at the interactive call site ({advisory}): {findings} in \
-         {changed_files} changed file(s); {coverage}{dropped}"
-    )
-}
-
-/// One page of `answer`, from `offset`, at most `limit` findings.
-pub(crate) fn page(answer: &Output, offset: usize, limit: usize) -> Result<Output, Error> {
-    let total = answer.findings.len();
-    if offset > total {
-        return Err(Error::Input(
-            "cursor points past the last finding".to_owned(),
-        ));
-    }
-    let end = (offset + limit).min(total);
-    let mut out = Output {
-        findings: Vec::new(),
-        kept_bytes: 0,
-        ..answer.clone()
-    };
-    out.findings = answer.findings[offset..end].to_vec();
-    out.offset = offset;
-    out.caveats.truncated = end < total;
-    out.next_cursor = (end < total).then(|| cursor(answer.page_key, end));
-    Ok(out)
-}
-
-fn cursor(key: u64, offset: usize) -> String {
-    format!("d{key}.{offset}")
-}
-
-pub(crate) fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
-    let parsed = (raw.len() <= MAX_CURSOR_BYTES)
-        .then(|| raw.strip_prefix('d')?.split_once('.'))
-        .flatten()
-        .and_then(|(key, offset)| Some((key.parse().ok()?, offset.parse().ok()?)));
-    parsed.ok_or_else(|| {
-        Error::Input(format!(
-            "cursor {} is not one this server issued",
-            bridge_core::text::untrusted(raw, 80)
-        ))
-    })
-}
-
-/// The last few answers, by key, for their cursors.
-#[derive(Debug, Default)]
-pub(crate) struct Pages {
-    inner: Mutex<PagesInner>,
-}
-
-#[derive(Debug, Default)]
-struct PagesInner {
-    next: u64,
-    kept: VecDeque<(u64, Arc<Output>)>,
-    /// Sum of the kept answers' `kept_bytes`.
-    bytes: usize,
-}
-
-impl Pages {
-    /// Keeps the answer `build` makes for a fresh key; the oldest answers go when more than
-    /// [`KEPT_ANSWERS`] or [`KEPT_MAX_BYTES`] are kept (the newest always stays).
-    fn keep(&self, build: impl FnOnce(u64) -> Output) -> Arc<Output> {
-        let key = {
-            let mut inner = bridge_core::lock(&self.inner);
-            inner.next += 1;
-            inner.next
-        };
-        let answer = Arc::new(build(key));
-        let mut inner = bridge_core::lock(&self.inner);
-        inner.bytes += answer.kept_bytes;
-        inner.kept.push_back((key, answer.clone()));
-        while inner.kept.len() > KEPT_ANSWERS
-            || (inner.bytes > KEPT_MAX_BYTES && inner.kept.len() > 1)
-        {
-            if let Some((_, old)) = inner.kept.pop_front() {
-                inner.bytes -= old.kept_bytes;
-            }
-        }
-        answer
-    }
-
-    fn get(&self, key: u64) -> Option<Arc<Output>> {
-        let inner = bridge_core::lock(&self.inner);
-        inner
-            .kept
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, a)| a.clone())
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use bridge_core::proto::{self, Severity};
+
     use super::*;
 
     fn decision(findings: usize) -> proto::Decision {
@@ -620,7 +426,16 @@ mod tests {
     #[test]
     fn pages_follow_cursors_through_the_same_answer() {
         let pages = Pages::default();
-        let answer = pages.keep(|key| answer(&decision(5), Comparison::All, 1, key, None));
+        let answer = pages.keep(|key| {
+            answer(
+                &decision(5),
+                Comparison::All,
+                1,
+                key,
+                None,
+                SeverityArg::Info,
+            )
+        });
         let first = page(&answer, 0, 2).unwrap();
         assert_eq!((first.findings.len(), first.caveats.truncated), (2, true));
         let (key, offset) = parse_cursor(first.next_cursor.as_deref().unwrap()).unwrap();
@@ -641,7 +456,16 @@ mod tests {
     fn old_answers_expire_and_bad_cursors_are_refused() {
         let pages = Pages::default();
         for _ in 0..=KEPT_ANSWERS {
-            pages.keep(|key| answer(&decision(1), Comparison::All, 1, key, None));
+            pages.keep(|key| {
+                answer(
+                    &decision(1),
+                    Comparison::All,
+                    1,
+                    key,
+                    None,
+                    SeverityArg::Info,
+                )
+            });
         }
         assert!(pages.get(1).is_none());
         assert!(pages.get(KEPT_ANSWERS as u64 + 1).is_some());
@@ -652,7 +476,14 @@ mod tests {
 
     #[test]
     fn shrinking_a_page_points_the_cursor_at_the_first_finding_left_out() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7, None);
+        let answer = answer(
+            &decision(10),
+            Comparison::All,
+            1,
+            7,
+            None,
+            SeverityArg::Info,
+        );
         let mut first = page(&answer, 0, 10).unwrap();
         assert!(first.shrink(0.5));
         assert_eq!(first.findings.len(), 4);
@@ -668,9 +499,16 @@ mod tests {
             include_bytes!("../../../tests/fixtures/fuzz/mcp_structured/page-without-progress");
         let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
         let decision: proto::Decision = serde_json::from_value(value["result"].clone()).unwrap();
-        let answer = answer(&decision, Comparison::All, 1, 1, None);
-        let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 2_048).unwrap_err();
-        assert!(matches!(err, Error::Oversize { budget: 2_048 }), "{err}");
+        let answer = answer(&decision, Comparison::All, 1, 1, None, SeverityArg::Info);
+        // The fuzz input's budget was 2 KiB; a finding no longer repeats the authority block, so
+        // the budget that cannot hold one finding is now measured: one byte less than that page.
+        let one = super::super::fit(&mut page(&answer, 0, 1).unwrap(), 24 * 1024).unwrap();
+        let budget = serde_json::to_vec(&one).unwrap().len() - 1;
+        let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), budget).unwrap_err();
+        assert!(
+            matches!(err, Error::Oversize { budget: b } if b == budget),
+            "{err}"
+        );
         let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
         assert_eq!(whole["findings"].as_array().unwrap().len(), 2);
         assert!(whole.get("nextCursor").is_none());
@@ -678,7 +516,14 @@ mod tests {
 
     #[test]
     fn a_shrunk_page_keeps_a_finding_and_moves_on() {
-        let answer = answer(&decision(10), Comparison::All, 1, 7, None);
+        let answer = answer(
+            &decision(10),
+            Comparison::All,
+            1,
+            7,
+            None,
+            SeverityArg::Info,
+        );
         let mut page = page(&answer, 3, 10).unwrap();
         assert!(page.shrink(0.01));
         assert_eq!(page.findings.len(), 1);
@@ -690,7 +535,7 @@ mod tests {
     fn the_summary_never_reads_as_clean_when_coverage_is_incomplete() {
         let value = test_support::fixture("outer/evaluate.indeterminate.missing-provider.json");
         let decision: proto::Decision = serde_json::from_value(value).unwrap();
-        let out = answer(&decision, Comparison::All, 2, 1, None);
+        let out = answer(&decision, Comparison::All, 2, 1, None, SeverityArg::Info);
         assert!(out.incomplete);
         assert!(out.summary.contains("INCOMPLETE"), "{}", out.summary);
         assert!(!out.caveats.degraded.is_empty());
@@ -707,7 +552,14 @@ mod tests {
         ]) {
             f.diagnostic.location.path = path.to_owned();
         }
-        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")));
+        let out = answer(
+            &d,
+            Comparison::All,
+            1,
+            1,
+            Some(Path::new("/work/repo")),
+            SeverityArg::Info,
+        );
         for f in &out.findings[..3] {
             assert_eq!(f.path, None);
             assert!(f.outside_workspace.is_some());
@@ -722,7 +574,14 @@ mod tests {
         for (f, path) in d.findings.iter_mut().zip(["", ".", "src/a.ts"]) {
             f.diagnostic.location.path = path.to_owned();
         }
-        let out = answer(&d, Comparison::All, 1, 1, Some(Path::new("/work/repo")));
+        let out = answer(
+            &d,
+            Comparison::All,
+            1,
+            1,
+            Some(Path::new("/work/repo")),
+            SeverityArg::Info,
+        );
         assert_eq!(out.findings.len(), 3, "nothing is dropped");
         for f in &out.findings[..2] {
             assert_eq!((f.path.as_deref(), f.project_level), (None, Some(true)));
@@ -738,7 +597,7 @@ mod tests {
         let mut one = d.findings[0].clone();
         one.diagnostic.message = "m".repeat(900);
         d.findings = vec![one; 12_000];
-        let out = answer(&d, Comparison::All, 1, 1, None);
+        let out = answer(&d, Comparison::All, 1, 1, None, SeverityArg::Info);
         assert!(out.kept_bytes <= ANSWER_MAX_BYTES);
         assert!(out.dropped_findings > 0);
         assert_eq!(out.total_findings, 12_000);
@@ -748,7 +607,7 @@ mod tests {
         let pages = Pages::default();
         let answers = KEPT_MAX_BYTES / ANSWER_MAX_BYTES + 2;
         for _ in 0..answers {
-            pages.keep(|key| answer(&d, Comparison::All, 1, key, None));
+            pages.keep(|key| answer(&d, Comparison::All, 1, key, None, SeverityArg::Info));
         }
         let inner = pages.inner.lock().unwrap();
         assert!(inner.bytes <= KEPT_MAX_BYTES, "{}", inner.bytes);
@@ -757,5 +616,45 @@ mod tests {
             inner.bytes,
             inner.kept.iter().map(|(_, a)| a.kept_bytes).sum::<usize>()
         );
+    }
+
+    #[test]
+    fn findings_come_most_severe_first_and_those_below_min_severity_are_counted() {
+        let mut d = decision(4);
+        for (f, (severity, path)) in d.findings.iter_mut().zip([
+            (Severity::Info, "a.txt"),
+            (Severity::Warning, "b.txt"),
+            (Severity::Info, "0.txt"),
+            (Severity::Error, "z.txt"),
+        ]) {
+            f.diagnostic.severity = proto::Open::Known(severity);
+            f.diagnostic.location.path = path.to_owned();
+        }
+        let all = answer(&d, Comparison::All, 4, 1, None, SeverityArg::Info);
+        let order: Vec<_> = all
+            .findings
+            .iter()
+            .map(|f| f.path.clone().unwrap())
+            .collect();
+        assert_eq!(order, ["z.txt", "b.txt", "0.txt", "a.txt"]);
+        let errors = answer(&d, Comparison::All, 4, 1, None, SeverityArg::Warning);
+        assert_eq!(errors.findings.len(), 2);
+        assert_eq!(errors.below_min_severity, 2);
+        assert!(
+            errors
+                .summary
+                .contains("2 finding(s) below min severity warning")
+        );
+    }
+
+    #[test]
+    fn a_finding_says_its_authority_and_its_step_once() {
+        let out = answer(&decision(3), Comparison::All, 1, 1, None, SeverityArg::Info);
+        assert_eq!(out.finding_authority.len(), 1, "one provider");
+        for f in &out.findings {
+            assert!(f.authority.is_none(), "{f:?}");
+            assert!(f.next_step.is_some());
+            assert_ne!(f.help, f.next_step, "{f:?}");
+        }
     }
 }

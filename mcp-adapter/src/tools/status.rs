@@ -5,7 +5,7 @@ use bridge_core::proto;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use super::{AspTool, Call, Caveats, NoArgs, cut_to_budget};
+use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
 use crate::error::Error;
 use crate::policy::{EFFECTIVE_MODE, POLICY_FILE};
 use crate::to_mcp::{self, Capability, NotRun, Server, Snapshot, id, ids, text};
@@ -15,6 +15,9 @@ pub(crate) struct AspStatus;
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
+    /// One line for people: the host, whether it is ready, the providers and their state, which
+    /// call sites are available. The fields below give the details.
+    pub(crate) summary: String,
     #[serde(flatten)]
     pub(crate) caveats: Caveats,
     /// The host's own state: `ready` means nothing is degraded.
@@ -99,7 +102,15 @@ pub(crate) struct CallSiteOut {
     pub(crate) degraded: Vec<NotRun>,
 }
 
-cut_to_budget!(Output, servers, omitted_servers);
+impl Budgeted for Output {
+    fn shrink(&mut self, keep: f64) -> bool {
+        self.caveats
+            .cut(&mut self.servers, &mut self.omitted_servers, keep)
+    }
+
+    /// The text opens with the summary line and the details follow.
+    const ORDERED_TEXT: bool = true;
+}
 
 impl AspTool for AspStatus {
     const NAME: &'static str = "asp_status";
@@ -122,7 +133,7 @@ degraded coverage with reasons. Read-only and advisory: the result satisfies no 
 pub(crate) fn output(status: &proto::Status, configured_mode: Option<String>) -> Output {
     let host = &status.host;
     let workspace = &status.workspace;
-    let call_sites = status
+    let call_sites: Vec<CallSiteOut> = status
         .gates()
         .into_iter()
         .map(|(name, gate)| CallSiteOut {
@@ -144,7 +155,10 @@ pub(crate) fn output(status: &proto::Status, configured_mode: Option<String>) ->
         .and_then(to_mcp::snapshot)
         .or_else(|| to_mcp::snapshot_value(status.receipt.raw.get("validAsOf")))
         .or_else(|| to_mcp::snapshot_value(Some(&workspace.baseline)));
+    let servers: Vec<Server> = status.servers.iter().map(to_mcp::server).collect();
+    let summary = summary(&host_line(host), &servers, &call_sites);
     Output {
+        summary,
         caveats: Caveats::new(
             to_mcp::not_run(&status.not_run()),
             valid_as_of,
@@ -173,10 +187,56 @@ pub(crate) fn output(status: &proto::Status, configured_mode: Option<String>) ->
             policy_file: POLICY_FILE.to_owned(),
             call_sites: vec!["interactive".to_owned()],
         },
-        servers: status.servers.iter().map(to_mcp::server).collect(),
+        servers,
         call_sites,
         capabilities: to_mcp::capability_families(&status.capabilities),
         assurance_capabilities: ids(&status.assurance_capabilities),
         omitted_servers: 0,
     }
+}
+
+fn host_line(host: &proto::HostInfo) -> String {
+    format!(
+        "host {} {} {}",
+        id(&host.name),
+        id(&host.version),
+        id(host.state.as_str())
+    )
+}
+
+/// `host asp-bridge-host 0.1.0 ready, advisory only (these tools satisfy no gate); providers:
+/// hygiene (ready); call sites available: interactive, sweep; not available: gate`.
+fn summary(host: &str, servers: &[Server], call_sites: &[CallSiteOut]) -> String {
+    const SHOWN: usize = 8;
+    let mut providers: Vec<String> = servers
+        .iter()
+        .take(SHOWN)
+        .map(|s| format!("{} ({})", s.id, s.state))
+        .collect();
+    if servers.len() > SHOWN {
+        providers.push(format!("{} more", servers.len() - SHOWN));
+    }
+    let providers = if providers.is_empty() {
+        "none".to_owned()
+    } else {
+        providers.join(", ")
+    };
+    let sites = |available: bool| {
+        let names: Vec<&str> = call_sites
+            .iter()
+            .filter(|c| c.available == available)
+            .map(|c| c.call_site.as_str())
+            .collect();
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    format!(
+        "{host}, advisory only (these tools satisfy no gate); providers: {providers}; call sites \
+         available: {}; not available: {}",
+        sites(true),
+        sites(false)
+    )
 }
