@@ -60,10 +60,12 @@ if [ -z "$node_bin" ] || [ "$(node_major "$node_bin")" -lt 20 ]; then
   export PATH=$(dirname "$node_bin"):$PATH
 fi
 
-if ! "$tools/venv/bin/python" -c 'import mcp' >/dev/null 2>&1; then
-  step "python venv: mcp client"
-  python3 -m venv "$tools/venv"
+if ! "$tools/venv/bin/python" -c 'import mcp' >/dev/null 2>&1 ||
+  ! cmp -s scripts/tools/requirements.txt "$tools/venv/requirements.txt"; then
+  step "python venv: mcp client, maturin, ziglang, uv"
+  [ -x "$tools/venv/bin/python" ] || python3 -m venv "$tools/venv"
   "$tools/venv/bin/pip" install -q --disable-pip-version-check -r scripts/tools/requirements.txt
+  cp scripts/tools/requirements.txt "$tools/venv/requirements.txt"
 fi
 
 multitool=$tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
@@ -109,6 +111,10 @@ step "cargo check (fuzz targets, outside the workspace)"
 (cd fuzz && cargo check --locked --quiet)
 step "cargo test"
 cargo test --workspace
+step "packages: the dist binary, the wheel and the npm tarballs (scripts/package.sh)"
+scripts/package.sh
+step "packages: install tests (pip, uvx, npm; each drives asp-bridge mcp with the Python MCP SDK)"
+packaging/tests/install.sh
 
 step "VS Code extension (editors/vscode): npm ci, the VSIX, unit, e2e and VSIX tests"
 # @vscode/vsce 4 needs Node.js 22 or later: the node on PATH when it is, else the npm registry's
@@ -131,6 +137,10 @@ fi
 (cd editors/vscode && NPM_CONFIG_UPDATE_NOTIFIER=false npm ci --no-audit --no-fund --loglevel=error)
 vsix_target=linux-${vscode_arch:-x64}
 vsix=$root/target/vscode/asp-bridge-$vsix_target.vsix
-ASP_BRIDGE_NODE22=$node22 editors/vscode/package.sh "$root/target/debug/asp-bridge" "$vsix_target" "$vsix"
+# The VSIX bundles the stripped dist binary that scripts/package.sh built (the debug one where
+# there is none: package.sh builds linux-x64 only).
+bundled=$root/target/package/x86_64-unknown-linux-gnu/dist/asp-bridge
+[ -x "$bundled" ] || bundled=$root/target/debug/asp-bridge
+ASP_BRIDGE_NODE22=$node22 editors/vscode/package.sh "$bundled" "$vsix_target" "$vsix"
 (cd editors/vscode && ASP_BRIDGE_BIN=$root/target/debug/asp-bridge ASP_BRIDGE_VSIX=$vsix \
   ASP_BRIDGE_VSIX_TARGET=$vsix_target npm test --silent)
