@@ -470,14 +470,9 @@ async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorO
         for entry in tree.iter() {
             let wanted = (!filter_globs || globs.allows(&entry.path))
                 && (paths.is_empty()
-                    || paths.iter().any(|p| {
-                        let p = p.trim_end_matches('/');
-                        entry.path == p
-                            || entry
-                                .path
-                                .strip_prefix(p)
-                                .is_some_and(|rest| rest.starts_with('/'))
-                    }));
+                    || paths
+                        .iter()
+                        .any(|p| bridge_core::confine::is_within(&entry.path, p)));
             if !wanted || !grant.allows(&entry.path) {
                 continue;
             }

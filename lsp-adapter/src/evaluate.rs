@@ -65,31 +65,8 @@ pub(crate) async fn evaluate(
     checked.left_out = evaluation
         .skipped
         .into_iter()
-        .find(|s| covers(&s.path, path))
+        // A path left out (a file, or a directory such as a nested repository) covers what it holds.
+        .find(|s| bridge_core::confine::is_within(path, &s.path))
         .map(|s| s.why);
     Ok(checked)
-}
-
-/// Whether a path left out of the changeset (a file, or a directory such as a nested repository)
-/// is `path` or holds it.
-fn covers(left_out: &str, path: &str) -> bool {
-    let dir = left_out.trim_end_matches('/');
-    path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::covers;
-
-    #[test]
-    fn a_path_left_out_covers_itself_and_what_lies_under_it() {
-        assert!(covers("src/pipe", "src/pipe"));
-        assert!(covers("nested/", "nested/a.txt"));
-        assert!(covers("nested", "nested/deep/a.txt"));
-        assert!(!covers("nested", "nested2/a.txt"));
-        assert!(!covers("src/pipe", "src/pipe2"));
-    }
 }

@@ -58,12 +58,9 @@ pub(super) async fn missing_paths(call: &Call, scope: &Scope, base: &Base) -> Re
 }
 
 /// Whether `path` is `dir` or lies under it (`.` holds everything).
+/// Whether `path` is `dir` or under it; `.` is the whole workspace.
 fn under(path: &str, dir: &str) -> bool {
-    dir == "."
-        || path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/') || dir.ends_with('/'))
+    dir == "." || bridge_core::confine::is_within(path, dir)
 }
 
 fn not_found(paths: &[&String]) -> Error {
