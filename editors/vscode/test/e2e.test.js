@@ -20,9 +20,10 @@ const { clientCapabilities } = require("./stub/real-client");
 /** The server started in `repo` with `env`, spoken to through vscode-jsonrpc. */
 function serve(t, bin, repo, env) {
   const child = childProcess.spawn(bin, ["lsp"], { cwd: repo, env, stdio: ["pipe", "pipe", "pipe"] });
+  // The last 64 KiB of the server's log (debug level: see `serve`'s callers), for a failure's message.
   let stderr = "";
   child.stderr.on("data", (chunk) => {
-    if (stderr.length < 64 * 1024) stderr += chunk;
+    stderr = (stderr + chunk).slice(-64 * 1024);
   });
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   const connection = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
@@ -51,7 +52,8 @@ function serve(t, bin, repo, env) {
     connection.dispose();
     child.kill("SIGKILL");
   });
-  /** Resolves when `found()` returns something, checked after each notification. */
+  /** Resolves when `found()` returns something, checked after each notification. The wait is
+   * longer than the host's own deadlines (30 s), so that a failure's message shows what they did. */
   const until = (what, found) =>
     deadline(
       new Promise((resolve) => {
@@ -62,8 +64,8 @@ function serve(t, bin, repo, env) {
         };
         check();
       }),
-      WAIT_MS,
-      `${what} (stderr: ${stderr.slice(-2000)})`,
+      2 * WAIT_MS,
+      () => `${what}; published: ${JSON.stringify(published).slice(-4000)}; shown: ${JSON.stringify(messages).slice(-2000)}; stderr: ${stderr.slice(-8000)}`,
     );
   return { child, connection, published, messages, until, exited, stderr: () => stderr };
 }
@@ -91,7 +93,7 @@ test("a merge-conflict marker reaches the client as a diagnostic from the embedd
   const bin = ready(t, binary());
   if (!bin) return;
   const { repo, home, text } = workspace(t);
-  const server = serve(t, bin, repo, environment(home));
+  const server = serve(t, bin, repo, environment(home, { ASP_BRIDGE_LOG: "debug" }));
   const status = new Status();
 
   const result = await deadline(server.connection.sendRequest("initialize", initializeParams(repo)), WAIT_MS, "initialize");

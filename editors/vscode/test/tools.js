@@ -30,11 +30,12 @@ function binary() {
   return fs.existsSync(built) ? built : undefined;
 }
 
-/** Resolves when `promise` does, rejects with `what` after `ms`. */
+/** Resolves when `promise` does, rejects with `what` after `ms` (a function is asked then, so the
+ * message can say what had happened by the deadline). */
 function deadline(promise, ms, what) {
   let timer;
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`${typeof what === "function" ? what() : what}: nothing within ${ms} ms`)), ms);
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
@@ -76,10 +77,9 @@ function pathWithoutAsp() {
 /** The server's environment: the embedded host (no `asp` on PATH), HOME and XDG_CONFIG_HOME the
  * empty folder `home` (no host.toml: the built-in hygiene provider alone), and `extra`. */
 function environment(home, extra = {}) {
-  const env = { ...process.env, PATH: pathWithoutAsp(), HOME: home, XDG_CONFIG_HOME: home, ...extra };
-  for (const name of ["ASP_BRIDGE_CONFIG", "ASP_BRIDGE_LOG", "RUST_LOG"]) delete env[name];
-  if (!extra.ASP_BRIDGE_HOST_COMMAND) delete env.ASP_BRIDGE_HOST_COMMAND;
-  return env;
+  const env = { ...process.env, PATH: pathWithoutAsp(), HOME: home, XDG_CONFIG_HOME: home };
+  for (const name of ["ASP_BRIDGE_CONFIG", "ASP_BRIDGE_HOST_COMMAND", "ASP_BRIDGE_LOG", "RUST_LOG"]) delete env[name];
+  return { ...env, ...extra };
 }
 
 /** The binary `bin` and git, or undefined when one is missing (the test is then skipped). */
