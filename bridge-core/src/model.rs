@@ -47,6 +47,23 @@ impl From<&Degradation> for NotRun {
 /// not a gap.
 pub const BLOCKING_DIAGNOSTIC: &str = "blocking-diagnostic";
 
+/// How a host says that something was left out by the user's own trusted configuration (an
+/// `exclude`d path, `disable`d rules, a `min-severity` floor): a degradation of reason
+/// `optional-degraded` whose `detail` starts with this. It does not change the decision and is no
+/// gap the user did not choose, so it does not make a decision incomplete; it is still listed with
+/// what did not run, and a changed path named as its `source` is reported left out, never clean.
+pub const LEFT_OUT_BY_CONFIGURATION: &str = "left out by the host's configuration: ";
+
+/// The reason of such a degradation.
+pub const OPTIONAL_DEGRADED: &str = "optional-degraded";
+
+impl NotRun {
+    /// Whether this is something the user's configuration left out ([`LEFT_OUT_BY_CONFIGURATION`]).
+    pub fn is_left_out(&self) -> bool {
+        self.reason == OPTIONAL_DEGRADED && self.detail.starts_with(LEFT_OUT_BY_CONFIGURATION)
+    }
+}
+
 /// Merges degradation lists, keeping the first of each `(source, reason)` pair, in order, and only
 /// the entries `keep` accepts.
 fn merge_where<'a>(
@@ -94,7 +111,9 @@ impl Decision {
     /// Whether required coverage is incomplete: a result that must never be shown as "clean".
     pub fn is_incomplete(&self) -> bool {
         let unexplained_refusal = !self.is(DecisionKind::Allow) && self.findings.is_empty();
-        self.is(DecisionKind::Indeterminate) || unexplained_refusal || !self.not_run().is_empty()
+        self.is(DecisionKind::Indeterminate)
+            || unexplained_refusal
+            || self.not_run().iter().any(|n| !n.is_left_out())
     }
 
     pub fn is(&self, kind: DecisionKind) -> bool {

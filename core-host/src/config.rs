@@ -15,6 +15,11 @@ use toml::Spanned;
 
 use crate::error::{Error, Result};
 
+mod leave_out;
+
+use leave_out::RawLeaveOut;
+pub use leave_out::{Exclude, LeaveOut, Severity};
+
 /// The id of the built-in hygiene provider.
 pub const HYGIENE_ID: &str = "hygiene";
 /// Deadline of one `check/evaluate` when the configuration names none.
@@ -87,6 +92,8 @@ pub struct ProviderSpec {
     pub restart_delay: Duration,
     /// The built-in hygiene provider.
     pub builtin: bool,
+    /// What it is not shown and what of its findings the host drops (the top level's and its own).
+    pub leave_out: LeaveOut,
 }
 
 /// The whole trusted configuration.
@@ -158,6 +165,18 @@ impl Config {
             let key = key_of(e.message()).unwrap_or_else(|| key_at(text, e.span()));
             fail(e.span(), &key, first_line(e.message()))
         })?;
+        let leave_out = |raw: RawLeaveOut, prefix: &str| {
+            raw.check(prefix)
+                .map_err(|(span, key, message)| fail(Some(span), &key, message))
+        };
+        let everywhere = leave_out(
+            RawLeaveOut {
+                exclude: raw.exclude,
+                disable: raw.disable,
+                min_severity: raw.min_severity,
+            },
+            "",
+        )?;
         let mut git_filters = Vec::new();
         if let Some(filters) = raw.git.and_then(|g| g.into_inner().filters) {
             for name in filters.get_ref() {
@@ -172,13 +191,20 @@ impl Config {
             }
         }
         let mut providers = Vec::new();
-        let hygiene_raw = raw.hygiene.map(Spanned::into_inner).unwrap_or_default();
+        let mut hygiene_raw = raw.hygiene.map(Spanned::into_inner).unwrap_or_default();
         if hygiene_raw.enabled.as_ref().is_none_or(|e| *e.get_ref()) {
+            let own = RawLeaveOut {
+                exclude: hygiene_raw.exclude.take(),
+                disable: hygiene_raw.disable.take(),
+                min_severity: hygiene_raw.min_severity.take(),
+            };
+            let own = leave_out(own, "hygiene.")?;
             if let Some(read) = &hygiene_raw.read {
                 crate::glob::check_bounds(read.get_ref())
                     .map_err(|m| fail(Some(read.span()), "hygiene.read", m))?;
             }
             let mut spec = hygiene(hygiene_command, &hygiene_raw);
+            spec.leave_out = everywhere.and(&own);
             if let Some(sites) = &hygiene_raw.required_for {
                 spec.required_for = call_sites(sites)
                     .map_err(|m| fail(Some(sites.span()), "hygiene.required-for", m))?;
@@ -204,7 +230,13 @@ impl Config {
         }
         for (index, entry) in raw.provider.unwrap_or_default().into_iter().enumerate() {
             let at = |key: &str| format!("provider[{index}].{key}");
-            let entry = entry.into_inner();
+            let mut entry = entry.into_inner();
+            let own = RawLeaveOut {
+                exclude: entry.exclude.take(),
+                disable: entry.disable.take(),
+                min_severity: entry.min_severity.take(),
+            };
+            let own = leave_out(own, &format!("provider[{index}]."))?;
             let id = entry.id.get_ref().trim().to_owned();
             if id.is_empty() || id.chars().any(|c| c.is_control() || c.is_whitespace()) {
                 return Err(fail(
@@ -282,6 +314,7 @@ impl Config {
                 read,
                 restart_delay,
                 builtin: false,
+                leave_out: everywhere.and(&own),
             });
         }
         Ok(Config {
@@ -308,6 +341,7 @@ fn hygiene(command: Vec<String>, raw: &RawHygiene) -> ProviderSpec {
             .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),
         restart_delay: DEFAULT_RESTART_DELAY,
         builtin: true,
+        leave_out: LeaveOut::default(),
     }
 }
 
@@ -375,10 +409,16 @@ fn key_at(text: &str, span: Option<Range<usize>>) -> String {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "kebab-case")]
 struct RawFile {
     git: Option<Spanned<RawGit>>,
     hygiene: Option<Spanned<RawHygiene>>,
     provider: Option<Vec<Spanned<RawProvider>>>,
+    /// Paths never sent to this provider (or, at the top, to any), rule ids and a severity floor
+    /// whose findings the host drops (`config/leave_out.rs`).
+    exclude: Option<Spanned<Vec<String>>>,
+    disable: Option<Spanned<Vec<String>>>,
+    min_severity: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -396,6 +436,11 @@ struct RawHygiene {
     read: Option<Spanned<Vec<String>>>,
     /// An added file larger than this is reported (`hygiene/large-file`; default 500).
     max_added_file_kb: Option<Spanned<i64>>,
+    /// Paths never sent to this provider (or, at the top, to any), rule ids and a severity floor
+    /// whose findings the host drops (`config/leave_out.rs`).
+    exclude: Option<Spanned<Vec<String>>>,
+    disable: Option<Spanned<Vec<String>>>,
+    min_severity: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -409,6 +454,11 @@ struct RawProvider {
     configuration: Option<Spanned<Value>>,
     read: Option<Spanned<Vec<String>>>,
     restart_delay_ms: Option<Spanned<i64>>,
+    /// Paths never sent to this provider (or, at the top, to any), rule ids and a severity floor
+    /// whose findings the host drops (`config/leave_out.rs`).
+    exclude: Option<Spanned<Vec<String>>>,
+    disable: Option<Spanned<Vec<String>>>,
+    min_severity: Option<Spanned<String>>,
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::provider::{Evaluation, Failure};
 use crate::receipt::{self, Degradation};
 use crate::schema::{self, Shape};
 use crate::snapshot::{self, Intake};
-use crate::{assessment, json};
+use crate::{assessment, json, leave_out};
 
 /// Deadline of a whole evaluation when neither the request nor the policy sets one.
 const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
@@ -178,7 +178,29 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             deadline: budget.saturating_sub(begun.elapsed()),
             call_site,
         };
-        let outcomes = run(host, &entries, &evaluation).await;
+        let (mut outcomes, narrowed) = run(host, &entries, &evaluation).await;
+        // What the trusted configuration leaves out, said once per answer; the decision stays.
+        let mut excluded = Vec::new();
+        for (index, outcome) in outcomes.iter_mut().enumerate() {
+            let spec = &host.slots[index].spec;
+            let assessment = match outcome {
+                Some(Ok(accepted)) => Some(&mut accepted.assessment),
+                Some(Err(failure)) => failure.assessment.as_mut(),
+                None => None,
+            };
+            if let Some(assessment) = assessment {
+                let dropped = leave_out::drop_findings(&spec.leave_out, assessment);
+                host_degraded.extend(leave_out::findings_note(
+                    &spec.id,
+                    &spec.leave_out,
+                    &dropped,
+                ));
+            }
+            if let Some(narrowed) = &narrowed[index] {
+                excluded.push((spec.id.as_str(), narrowed));
+            }
+        }
+        host_degraded.extend(leave_out::paths_note(&excluded));
         entries
             .iter()
             .map(|entry| {
@@ -213,8 +235,13 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
 
 type SlotOutcome = Result<assessment::Accepted, Failure>;
 
-/// Runs every provider some entry needs, concurrently; one outcome per slot that ran.
-async fn run(host: &Host, entries: &[Entry], evaluation: &Evaluation) -> Vec<Option<SlotOutcome>> {
+/// Runs every provider some entry needs, concurrently; one outcome per slot that ran, and per slot
+/// the changeset it was sent when its configuration excluded some of the changes.
+async fn run(
+    host: &Host,
+    entries: &[Entry],
+    evaluation: &Evaluation,
+) -> (Vec<Option<SlotOutcome>>, Vec<Option<leave_out::Narrowed>>) {
     let mut needed: Vec<usize> = entries
         .iter()
         .filter(|e| e.failure.is_none())
@@ -223,10 +250,22 @@ async fn run(host: &Host, entries: &[Entry], evaluation: &Evaluation) -> Vec<Opt
     needed.sort_unstable();
     needed.dedup();
     let mut tasks = JoinSet::new();
+    let mut narrowed = vec![None; host.slots.len()];
     for index in needed {
         let slot = host.slots[index].clone();
         let mut evaluation = evaluation.clone();
         evaluation.deadline = evaluation.deadline.min(slot.spec.timeout);
+        // An excluded change is not sent at all: the provider gets the changeset without it, and
+        // the digest of that changeset (its read grant leaves the paths out too).
+        if let Some(narrow) =
+            leave_out::narrow(&slot.spec.leave_out, &evaluation.request["changeset"])
+        {
+            let mut request = (*evaluation.request).clone();
+            request["changeset"] = narrow.changeset.clone();
+            evaluation.request = Arc::new(request);
+            evaluation.changeset_digest = narrow.digest.clone();
+            narrowed[index] = Some(narrow);
+        }
         tasks.spawn(async move { (index, slot.evaluate(&evaluation).await) });
     }
     let mut outcomes = vec![None; host.slots.len()];
@@ -236,7 +275,7 @@ async fn run(host: &Host, entries: &[Entry], evaluation: &Evaluation) -> Vec<Opt
             Err(e) => tracing::error!("provider task failed: {e}"),
         }
     }
-    outcomes
+    (outcomes, narrowed)
 }
 
 fn item(

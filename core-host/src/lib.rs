@@ -20,6 +20,7 @@ pub mod fuzzing;
 mod glob;
 mod host;
 mod json;
+mod leave_out;
 mod outer;
 mod plan;
 mod policy;

@@ -195,3 +195,73 @@ fn a_read_list_past_the_glob_caps_is_refused() {
     assert_eq!((line, key.as_str()), (2, "hygiene.read"), "{message}");
     assert!(message.contains("2000 bytes"), "{message}");
 }
+
+#[test]
+fn exclusions_apply_everywhere_and_a_section_narrows_its_own_provider_only() {
+    let config = parse(
+        r#"
+exclude = ["vendor/**"]
+min-severity = "info"
+
+[hygiene]
+exclude = ["tests/fixtures/**"]
+disable = ["hygiene/trailing-whitespace"]
+min-severity = "warning"
+
+[[provider]]
+id = "opcore"
+command = ["node"]
+min-severity = "error"
+"#,
+    )
+    .unwrap();
+    let hygiene = &config.providers[0].leave_out;
+    let globs: Vec<&str> = hygiene.exclude.iter().map(|e| e.glob.as_str()).collect();
+    assert_eq!(globs, ["vendor/**", "tests/fixtures/**"]);
+    assert_eq!(hygiene.exclude[1].key, "hygiene.exclude");
+    assert_eq!(hygiene.disable, ["hygiene/trailing-whitespace"]);
+    assert_eq!(hygiene.min_severity, Some(Severity::Warning));
+    let opcore = &config.providers[1].leave_out;
+    assert_eq!(opcore.exclude.len(), 1);
+    assert_eq!(opcore.exclude[0].key, "exclude");
+    assert!(opcore.disable.is_empty());
+    assert_eq!(opcore.min_severity, Some(Severity::Error));
+    assert!(parse("").unwrap().providers[0].leave_out.is_empty());
+}
+
+#[test]
+fn an_invalid_exclusion_glob_rule_or_severity_is_an_input_error_naming_the_key() {
+    let (line, key, message) = error("exclude = [\"src/*.{js,ts}\"]\n");
+    assert_eq!((line, key.as_str()), (1, "exclude"), "{message}");
+    assert!(message.contains("`{` is not supported"), "{message}");
+    let (line, key, message) = error("[hygiene]\n\nexclude = [\"!vendor/**\"]\n");
+    assert_eq!((line, key.as_str()), (3, "hygiene.exclude"), "{message}");
+    let (_, key, _) = error("exclude = [\"\"]\n");
+    assert_eq!(key, "exclude");
+    let (_, key, _) = error("exclude = [\"../x\"]\n");
+    assert_eq!(key, "exclude");
+    let (line, key, message) =
+        error("[[provider]]\nid = \"a\"\ncommand = [\"a\"]\nmin-severity = \"hint\"\n");
+    assert_eq!(
+        (line, key.as_str()),
+        (4, "provider[0].min-severity"),
+        "{message}"
+    );
+    assert!(
+        message.contains("\"error\", \"warning\" or \"info\""),
+        "{message}"
+    );
+    let (line, key, message) = error("disable = [\"trailing-whitespace\"]\n");
+    assert_eq!((line, key.as_str()), (1, "disable"), "{message}");
+    assert!(message.contains("namespaced rule id"), "{message}");
+    let err = parse("min-severity = \"fatal\"\n").unwrap_err();
+    assert_eq!(err.fail_class(), bridge_core::FailClass::Input);
+    assert!(
+        err.to_string()
+            .contains(":1: min-severity: unknown severity `fatal`"),
+        "{err}"
+    );
+    // Unknown keys stay refused.
+    let (_, key, _) = error("[hygiene]\nexcludes = [\"x\"]\n");
+    assert!(key.contains("excludes"), "{key}");
+}

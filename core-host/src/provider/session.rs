@@ -222,7 +222,20 @@ impl Session {
             permanent: true,
             identity: Some(identity.clone()),
         })?;
-        let configured = GlobSet::new(&spec.read);
+        // What `exclude` leaves out is never readable: `!glob` in the grant the provider is sent,
+        // so `workspace/readBlob` refuses it and `workspace/listTree` does not list it.
+        let configured: Vec<String> = spec
+            .read
+            .iter()
+            .cloned()
+            .chain(
+                spec.leave_out
+                    .exclude
+                    .iter()
+                    .map(|e| format!("!{}", e.glob)),
+            )
+            .collect();
+        let configured = GlobSet::new(&configured);
         let read = requested.narrowed(&configured);
         scope.set_grant(requested, configured);
         let granted = json!({
