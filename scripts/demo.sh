@@ -36,7 +36,7 @@ fn main() {
 }
 RS
 mkdir -p "$repo/deploy"
-printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n' > "$repo/deploy/id_ed25519"
+printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n' > "$repo/deploy/id_ed25519" # pragma: allowlist secret
 printf '{\n  "name": "demo",\n  "version": 2,\n}\n' > "$repo/app.json"
 printf 'pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n' > "$repo/lib.rs"
 

@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn binary_files_get_only_byte_checks() {
-        let mut bytes = b"\0\x01-----BEGIN OPENSSH PRIVATE KEY-----\n   \n".to_vec();
+        let mut bytes = b"\0\x01-----BEGIN OPENSSH PRIVATE KEY-----\n   \n".to_vec(); // pragma: allowlist secret
         let found = check(
             Subject {
                 path: "key.bin",
@@ -433,7 +433,7 @@ mod tests {
         let line = |unit: &str| unit.repeat(BYTES / unit.len());
         for (path, text) in [
             // Half a million key markers on one line: each column counted on from the last.
-            ("keys.txt", line("BEGIN PRIVATE KEY é ")),
+            ("keys.txt", line("BEGIN PRIVATE KEY é ")), // pragma: allowlist secret
             ("conflict.txt", format!(">>>>>>> {}", line("x"))),
             ("spaces.txt", format!("x{}", line(" "))),
             ("endings.txt", line("\r\n\n")),
@@ -461,7 +461,7 @@ mod tests {
             (b"\xff\xfe", u16::to_le_bytes as fn(u16) -> [u8; 2]),
             (b"\xfe\xff", u16::to_be_bytes),
         ] {
-            let text = "é\n-----BEGIN RSA PRIVATE KEY-----\n";
+            let text = "é\n-----BEGIN RSA PRIVATE KEY-----\n"; // pragma: allowlist secret
             let mut bytes = mark.to_vec();
             bytes.extend(text.encode_utf16().flat_map(unit));
             let found = added("key.txt", &bytes).findings;

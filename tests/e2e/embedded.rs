@@ -26,7 +26,7 @@ pub(crate) const MERGE: &str =
     "fn main() {\n<<<<<<< HEAD\n    let x = 1;\n=======\n    let x = 2;\n>>>>>>> topic\n}\n";
 /// A private key (`hygiene/private-key` on line 1).
 pub(crate) const KEY: &str =
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexample\n-----END RSA PRIVATE KEY-----\n";
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexample\n-----END RSA PRIVATE KEY-----\n"; // pragma: allowlist secret
 const JSON: &str = "{\n  \"name\": \"demo\",\n  \"version\": 1,,\n}\n";
 const CLEAN: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
 

@@ -229,7 +229,7 @@ fn a_submodule_at_another_commit_or_with_untracked_files_is_left_out_as_its_own_
     // A key nobody tracks inside the submodule, the commit unchanged.
     std::fs::write(
         dir.path().join("sub/id_rsa"),
-        "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n", // pragma: allowlist secret
     )
     .unwrap();
     let clean = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();

@@ -140,7 +140,7 @@ async fn a_changeset_with_a_conflict_a_key_and_bad_json_is_assessed_exactly() {
     let old_readme = memory.add(b"hello\n");
     let readme = memory.add(b"hello\nworld\n");
     let key = memory
-        .add(b"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n");
+        .add(b"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n"); // pragma: allowlist secret
     let json_file = memory.add(b"{\"a\": 1,}\n");
     let gone = memory.add(b"<<<<<<< old\n");
     let p = params(
@@ -232,7 +232,7 @@ async fn all_and_resolved_comparisons_see_both_sides() {
 #[tokio::test]
 async fn a_refused_read_is_reported_and_the_rest_still_checked() {
     let mut memory = Memory::default();
-    let secret = memory.add(b"BEGIN PRIVATE KEY\n");
+    let secret = memory.add(b"BEGIN PRIVATE KEY\n"); // pragma: allowlist secret
     let other = memory.add(b"<<<<<<< a\n>>>>>>> b\n");
     memory.refuse.push(secret.clone());
     let p = params(
@@ -394,7 +394,7 @@ async fn files_are_read_in_large_batches_and_a_refused_blob_costs_a_few_halvings
 async fn a_private_key_behind_ten_thousand_notes_is_kept_and_the_answer_is_not_complete() {
     // `a.txt` sorts first: its notes alone fill the cap before the key is checked.
     let notes = " \n".repeat(MAX_DIAGNOSTICS + 1);
-    let key = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n";
+    let key = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"; // pragma: allowlist secret
     let assessment = added(&[("a.txt", notes.as_bytes()), ("z/id_ed25519", key)]).await;
     let found = codes(&assessment);
     assert_eq!(found.len(), MAX_DIAGNOSTICS);
