@@ -121,7 +121,8 @@ pub struct Evaluation<T = Decision> {
     pub decision: T,
     /// How many files the changeset held.
     pub changed_files: usize,
-    /// Paths of the working tree left out (a FIFO, a socket, a device, a nested repository).
+    /// Paths of the working tree left out (a FIFO, a socket, a device, a nested repository), and
+    /// the changed paths the host says its configuration left out (`exclude`), each with why.
     pub skipped: Vec<changeset::Skipped>,
     /// How many requests the changeset took (within [`Evaluate::batch_files`] and
     /// [`Evaluate::batch_bytes`] each).
@@ -315,7 +316,10 @@ impl Worktree {
     ) -> Result<Evaluation> {
         self.host_baseline(client, &mut request).await?;
         let plan = self.plan(&request).await?;
-        let changeset::Built { changeset, skipped } = plan.built;
+        let changeset::Built {
+            changeset,
+            mut skipped,
+        } = plan.built;
         let files = changeset.changes.len();
         let timeout = call.timeout;
         let mut call = Some(call);
@@ -332,10 +336,11 @@ impl Worktree {
                 timeout,
                 progress: None,
             });
-            let decision = self
+            let (decision, left) = self
                 .send(client, &request, plan.merge_base.as_ref(), part, options)
                 .await?;
             decisions.push(decision);
+            skipped.extend(left);
             progress(Progress {
                 batch,
                 batches: plan.batches,
@@ -372,13 +377,15 @@ impl Worktree {
                 request.batch_files, request.batch_bytes
             )));
         }
-        let decision = self
+        let (decision, left) = self
             .send(client, &request, plan.merge_base.as_ref(), changeset, call)
             .await?;
+        let mut skipped = plan.built.skipped;
+        skipped.extend(left);
         Ok(Evaluation {
             decision,
             changed_files,
-            skipped: plan.built.skipped,
+            skipped,
             batches: 1,
             merge_base: plan.merge_base,
         })
@@ -403,11 +410,13 @@ impl Worktree {
         merge_base: Option<&changeset::MergeBase>,
         changeset: ChangeSet,
         call: CallOptions,
-    ) -> Result<T> {
+    ) -> Result<(T, Vec<changeset::Skipped>)> {
         let sent = changeset.baseline["rev"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
+        let paths: std::collections::HashSet<String> =
+            changeset.changes.iter().map(|c| c.path.clone()).collect();
         let params = EvaluateParams {
             call_site: request.call_site,
             changeset,
@@ -417,8 +426,15 @@ impl Worktree {
         let reply = client
             .call(proto::EVALUATE_CHANGESET, Some(&params), call)
             .await;
+        // The changed paths the host's configuration left out: reported left out, never clean.
+        let left_out = |raw: &serde_json::value::RawValue| {
+            let seen: Refusals = serde_json::from_str(raw.get()).unwrap_or_default();
+            seen.left_out(&paths)
+        };
         if !request.own_baseline() {
-            return Ok(reply?.value);
+            let reply = reply?;
+            let left = left_out(&reply.raw);
+            return Ok((reply.value, left));
         }
         let what = match merge_base {
             Some(found) => format!(
@@ -456,7 +472,7 @@ impl Worktree {
                         self.refused_baseline(client, request, &sent, &what, &detail)
                             .await,
                     )),
-                    None => Ok(reply.value),
+                    None => Ok((reply.value, seen.left_out(&paths))),
                 }
             }
         }
@@ -522,6 +538,29 @@ impl Refusals {
             .chain(&self.receipt.failures)
             .find(|d| d.reason == "stale-baseline")
             .map(|d| d.detail.clone())
+    }
+
+    /// The entries that say a path of `sent` was left out by the host's configuration
+    /// ([`crate::model::LEFT_OUT_BY_CONFIGURATION`]), each path once, with the host's reason.
+    fn left_out(&self, sent: &std::collections::HashSet<String>) -> Vec<changeset::Skipped> {
+        let mut out: Vec<changeset::Skipped> = Vec::new();
+        for d in self.coverage.degraded.iter().chain(&self.receipt.failures) {
+            let entry = crate::model::NotRun::from(d);
+            if !entry.is_left_out() || !sent.contains(&d.source) {
+                continue;
+            }
+            if out.iter().all(|s| s.path != d.source) {
+                let why = d
+                    .detail
+                    .strip_prefix(crate::model::LEFT_OUT_BY_CONFIGURATION)
+                    .unwrap_or(&d.detail);
+                out.push(changeset::Skipped {
+                    path: d.source.clone(),
+                    why: text::one_line(why, 300).into_owned(),
+                });
+            }
+        }
+        out
     }
 }
 

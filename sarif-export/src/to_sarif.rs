@@ -82,7 +82,7 @@ pub(crate) fn prepare<'a>(decision: &'a Decision, options: &'a Options) -> (Prep
     let catalogue = catalogue::Catalogue::build(&kept);
     let (extensions, extensions_omitted) =
         catalogue::extensions(&decision.findings, options.limits.extensions_per_run);
-    let mut notifications = invocation::not_run(decision);
+    let mut notifications = invocation::not_run(decision, &options.left_out);
     notifications.extend(invocation::limit_notices(
         &selection,
         decision.findings.len(),

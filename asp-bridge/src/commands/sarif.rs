@@ -22,7 +22,7 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 use bridge_core::changeset::{MergeBase, Skipped};
-use bridge_core::model::NotRun;
+use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, NotRun};
 use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
 use bridge_core::{CallOptions, FailClass, HostProcess, Worktree};
@@ -99,22 +99,52 @@ fn success_line(
         "asp-bridge: sarif: wrote {} result(s) to {output} (host decision {}",
         summary.results, summary.decision
     );
-    if !left_out.is_empty() {
-        let named: Vec<&str> = left_out
+    // The paths the host's configuration excluded are said apart from the special files.
+    let chosen: Vec<&NotRun> = not_run.iter().filter(|n| n.is_left_out()).collect();
+    let (excluded, special): (Vec<&Skipped>, Vec<&Skipped>) = left_out
+        .iter()
+        .partition(|s| chosen.iter().any(|n| n.source == s.path));
+    for (paths, what) in [
+        (&special, "left out, not regular files"),
+        (
+            &excluded,
+            "excluded by the host's configuration, not checked",
+        ),
+    ] {
+        if paths.is_empty() {
+            continue;
+        }
+        let named: Vec<&str> = paths
             .iter()
             .take(NOT_RUN_NAMED)
             .map(|s| s.path.as_str())
             .collect();
-        let more = left_out.len().saturating_sub(NOT_RUN_NAMED);
+        let more = paths.len().saturating_sub(NOT_RUN_NAMED);
         line.push_str(&format!(
-            "; {} path(s) left out, not regular files: {}",
-            left_out.len(),
+            "; {} path(s) {what}: {}",
+            paths.len(),
             named.join(", ")
         ));
         if more > 0 {
             line.push_str(&format!(" and {more} more"));
         }
     }
+    let configured: Vec<&str> = chosen
+        .iter()
+        .filter(|n| excluded.iter().all(|s| s.path != n.source))
+        .map(|n| {
+            n.detail
+                .strip_prefix(LEFT_OUT_BY_CONFIGURATION)
+                .unwrap_or(&n.detail)
+        })
+        .collect();
+    if !configured.is_empty() {
+        line.push_str(&format!(
+            "; left out by the host's configuration: {}",
+            configured.join("; ")
+        ));
+    }
+    let not_run: Vec<&NotRun> = not_run.iter().filter(|n| !n.is_left_out()).collect();
     if summary.omitted_results > 0 {
         line.push_str(&format!(
             "; {} result(s) left out past the limits",

@@ -45,9 +45,17 @@ fn degradations(decision: &Decision) -> Vec<&Degradation> {
 }
 
 /// One notification per degraded entry, and one more when the host refused without saying why, so
-/// that an incomplete answer never reads as a clean one.
-pub(crate) fn not_run(decision: &Decision) -> Vec<Notification> {
-    let degraded = degradations(decision);
+/// that an incomplete answer never reads as a clean one. A path the host's configuration left out
+/// that is among `left_out` is said in that list's notification ([`left_out`]) instead.
+pub(crate) fn not_run(
+    decision: &Decision,
+    left_out: &[bridge_core::changeset::Skipped],
+) -> Vec<Notification> {
+    let mut degraded = degradations(decision);
+    degraded.retain(|d| {
+        !(bridge_core::model::NotRun::from(*d).is_left_out()
+            && left_out.iter().any(|s| s.path == d.source))
+    });
     let mut notes: Vec<Notification> = degraded.iter().map(|d| degraded_note(d)).collect();
     if degraded.is_empty() && decision.is_incomplete() {
         let kind = clean(decision.decision.as_str(), 100, "(no decision)");
@@ -71,8 +79,13 @@ fn degraded_note(d: &Degradation) -> Notification {
     // Required coverage that ran and found a blocking problem is listed in `coverage.degraded`
     // (the Core profile's machine-readable deny), but nothing was left unchecked.
     let blocked = d.reason == bridge_core::model::BLOCKING_DIAGNOSTIC;
+    // What the user's own configuration left out (disabled rules, a severity floor) is said once,
+    // as a note: the user chose it.
+    let chosen = bridge_core::model::NotRun::from(d).is_left_out();
     let (level, what) = if blocked {
         ("note", "ran and blocked")
+    } else if chosen {
+        ("note", "left out")
     } else {
         ("warning", "coverage degraded")
     };
@@ -157,8 +170,8 @@ pub(crate) fn left_out(paths: &[bridge_core::changeset::Skipped]) -> Option<Noti
             "warning",
             format!(
                 "{} working-tree paths were left out of the evaluation and not checked (FIFOs, \
-                 sockets, devices or nested repositories, never opened); the `paths` property \
-                 names them",
+                 sockets, devices or nested repositories, never opened, or paths the host's \
+                 configuration excludes); the `paths` property names them and why",
                 paths.len()
             ),
             bag([("count", json!(paths.len())), ("paths", json!(named))]),

@@ -237,7 +237,20 @@ fn summary(decision: &proto::Decision, facts: &Facts<'_>) -> String {
          pass scope \"files\" to check files whole"
             .to_owned()
     } else {
-        "coverage complete".to_owned()
+        let chosen: Vec<String> = facts
+            .not_run
+            .iter()
+            .filter(|n| n.is_left_out())
+            .map(|n| id(&n.source))
+            .collect();
+        match chosen.len() {
+            0 => "coverage complete".to_owned(),
+            n => format!(
+                "coverage complete but for what the host's configuration leaves out, not checked                  ({n}: {}{}; see leftOut and caveats)",
+                chosen[..n.min(3)].join(", "),
+                if n > 3 { ", …" } else { "" }
+            ),
+        }
     };
     let advisory = if decision.is(DecisionKind::Allow) {
         "advisory"

@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
+
 use super::{Finding, Output};
 
 /// The text of one page.
@@ -34,11 +36,24 @@ pub(crate) fn render(out: &Output) -> String {
         );
     }
     for n in &out.caveats.degraded {
-        let _ = writeln!(
-            text,
-            "DEGRADED, not checked: {} ({}): {}",
-            n.source, n.reason, n.detail
-        );
+        match n.detail.strip_prefix(LEFT_OUT_BY_CONFIGURATION) {
+            // A path the configuration excluded is said once, below.
+            Some(_) if out.left_out.iter().any(|l| l.path == n.source) => {}
+            Some(why) if n.reason == OPTIONAL_DEGRADED => {
+                let _ = writeln!(
+                    text,
+                    "LEFT OUT by the host's configuration: {}: {why}",
+                    n.source
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    text,
+                    "DEGRADED, not checked: {} ({}): {}",
+                    n.source, n.reason, n.detail
+                );
+            }
+        }
     }
     for left in &out.left_out {
         let _ = writeln!(text, "LEFT OUT, not checked: {} ({})", left.path, left.why);
