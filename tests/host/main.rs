@@ -7,6 +7,7 @@ mod conformance;
 mod decisions;
 mod faults;
 mod floods;
+mod leave_out;
 mod lifecycle;
 mod opcore;
 mod support;
