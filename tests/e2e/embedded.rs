@@ -242,6 +242,21 @@ pub(crate) fn mcp_diagnostics(repo: &Path, home: &Path) -> Value {
 
 /// Opens `path` in `asp-bridge lsp` and returns the first diagnostic published for it.
 pub(crate) fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) -> Value {
+    lsp_published(repo, home, path, text, |d| d["source"] == "hygiene")
+        .into_iter()
+        .find(|d| d["source"] == "hygiene")
+        .unwrap()
+}
+
+/// Opens `path` in `asp-bridge lsp` and returns the first list of diagnostics published for it
+/// that holds one `wanted` accepts.
+pub(crate) fn lsp_published(
+    repo: &Path,
+    home: &Path,
+    path: &str,
+    text: &str,
+    wanted: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
     let mut command = Command::new(bridge_bin());
     command
         .args(["lsp", "--debounce-ms", "0"])
@@ -286,7 +301,7 @@ pub(crate) fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) 
             && m["params"]["uri"] == uri.as_str()
             && m["params"]["diagnostics"]
                 .as_array()
-                .is_some_and(|d| d.iter().any(|d| d["source"] == "hygiene"))
+                .is_some_and(|d| d.iter().any(&wanted))
     });
     stdin
         .write_all(&frame(
@@ -300,9 +315,6 @@ pub(crate) fn lsp_diagnostics(repo: &Path, home: &Path, path: &str, text: &str) 
     let _ = child.wait();
     published["params"]["diagnostics"]
         .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["source"] == "hygiene")
         .cloned()
         .unwrap()
 }

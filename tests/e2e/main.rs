@@ -9,6 +9,7 @@ mod faults;
 mod host_choice;
 mod hostile;
 mod hostile_git;
+mod leave_out;
 mod load;
 mod lsp;
 mod mcp;

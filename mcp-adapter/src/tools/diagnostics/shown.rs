@@ -246,7 +246,7 @@ fn summary(decision: &proto::Decision, facts: &Facts<'_>) -> String {
         match chosen.len() {
             0 => "coverage complete".to_owned(),
             n => format!(
-                "coverage complete but for what the host's configuration leaves out, not checked                  ({n}: {}{}; see leftOut and caveats)",
+                "coverage complete but for what the host's configuration leaves out, not checked ({n}: {}{}; see leftOut and caveats)",
                 chosen[..n.min(3)].join(", "),
                 if n > 3 { ", …" } else { "" }
             ),
