@@ -2,7 +2,8 @@
 //! and peak memory of each side, their ratios, and the agreement of their findings check by check.
 //!
 //! Run with `cargo bench -p asp-bridge --bench precommit` (or `scripts/bench.sh` for every
-//! benchmark); `-- 1` runs one round, `-- files=500` a smaller repository. A seeded repository of
+//! benchmark); `-- 1` runs one round, `-- files=500` a smaller repository, `-- keep` leaves the
+//! repository in place for a look. A seeded repository of
 //! 5,000 files (`test_support::precommit::corpus`: JSON, YAML, TOML, Python, text, Markdown, a few
 //! PNGs; planted problems of every kind both sides check), committed; then, interleaved, rounds of:
 //!
@@ -223,4 +224,8 @@ fn main() {
     );
     eprintln!("  agreement, files flagged (last round):");
     eprint!("{}", agreement::render(&rows));
+    if args.iter().any(|a| a == "keep") {
+        eprintln!("  the repository is kept: {}", root.display());
+        std::mem::forget(corpus);
+    }
 }
