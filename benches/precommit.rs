@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use test_support::precommit::{agreement, corpus, hooks};
 
 #[path = "rusage.rs"]
+#[allow(dead_code, reason = "only wait4 and succeeded are used here")]
 mod rusage;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
