@@ -9,5 +9,8 @@ cd "$(dirname "$0")/.."
 if [ -z "${ASP_BRIDGE_BENCH_PYTHON+set}" ] && command -v python3 >/dev/null; then
   export ASP_BRIDGE_BENCH_PYTHON=python3
 fi
+# The hygiene sweep side by side with pre-commit-hooks (benches/precommit.rs) runs the hooks from
+# .tools/venv (scripts/test.sh installs them from scripts/tools/requirements.txt), or from
+# ASP_BRIDGE_PRECOMMIT_HOOKS (a folder of their console scripts); without them it says so and skips.
 printf 'machine: %s cores, %s\n' "$(nproc)" "$(uname -m)" >&2
 cargo bench --workspace --bench '*' 2>&1 | grep -vE '^\s*(Compiling|Finished|Running|Downloaded|Downloading)\b'

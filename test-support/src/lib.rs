@@ -2,7 +2,8 @@
 //! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
 //! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]) and schemas
 //! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly and are recorded ([`external_tool`], [`skip`]), the
-//! opcore bundle and its TypeScript repository ([`opcore`]), and the path of the scriptable fake host
+//! opcore bundle and its TypeScript repository ([`opcore`]), the side-by-side comparison with
+//! pre-commit-hooks ([`precommit`]), and the path of the scriptable fake host
 //! ([`fake_host_bin`], built from `tests/fake_host/`).
 //!
 //! A dev-dependency only: it depends on no crate of the workspace, so any of them can use it.
@@ -12,6 +13,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod ndjson;
 pub mod opcore;
+pub mod precommit;
 pub mod process;
 pub mod schema;
 pub mod skip;

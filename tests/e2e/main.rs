@@ -14,6 +14,7 @@ mod load;
 mod lsp;
 mod mcp;
 mod opcore;
+mod precommit;
 mod provider;
 mod sarif;
 mod status;
