@@ -265,3 +265,37 @@ fn an_invalid_exclusion_glob_rule_or_severity_is_an_input_error_naming_the_key()
     let (_, key, _) = error("[hygiene]\nexcludes = [\"x\"]\n");
     assert!(key.contains("excludes"), "{key}");
 }
+
+/// Every `toml` block of the README's embedded-host sections, as a user would copy it.
+fn readme_host_toml_blocks() -> Vec<String> {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+    )
+    .expect("the README");
+    let start = readme
+        .find("### The embedded host")
+        .expect("an embedded host section");
+    let end = readme[start..]
+        .find("### Claude Code")
+        .map_or(readme.len(), |i| start + i);
+    readme[start..end]
+        .split("```toml\n")
+        .skip(1)
+        .map(|block| block.split_once("```").expect("a closed toml block").0.to_owned())
+        .collect()
+}
+
+#[test]
+fn the_readmes_host_toml_examples_are_read() {
+    let blocks = readme_host_toml_blocks();
+    assert!(blocks.len() >= 3, "the README shows its host.toml examples");
+    for block in &blocks {
+        if let Err(e) = parse(block) {
+            panic!("{e}\nin the README's block:\n{block}");
+        }
+    }
+    assert!(
+        blocks.iter().any(|b| b.contains("min-severity")),
+        "the README's leaving-things-out example is among them"
+    );
+}
