@@ -11,8 +11,8 @@ use crate::digest::{base64, blob_matches};
 use crate::request::{Comparison, Request, Scope};
 use crate::rules::{Rule, SOURCE};
 use crate::wire::{
-    Assessment, BlobData, CAPABILITY_VERSION, Cache, Coverage, CoveragePart, Degradation,
-    Diagnostic, Location, ProviderInfo, Status, Timing, TreeEntry, ValidAsOf,
+    Assessment, BlobData, CAPABILITY_VERSION, Cache, CodeDescription, Coverage, CoveragePart,
+    Degradation, Diagnostic, Location, ProviderInfo, Status, Timing, TreeEntry, ValidAsOf,
 };
 
 /// Files whose blobs are read in one `workspace/readBlob` call (both sides of each). A host
@@ -566,6 +566,9 @@ fn diagnostics(
             fingerprint: f.fingerprint,
             introduced,
             help: f.finding.rule.help(),
+            code_description: CodeDescription {
+                href: f.finding.rule.info().help_uri(),
+            },
         })
         .collect();
     FileOutcome {

@@ -114,6 +114,13 @@ pub(crate) struct Diagnostic {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) introduced: Option<bool>,
     pub(crate) help: &'static str,
+    pub(crate) code_description: CodeDescription,
+}
+
+/// Where a rule is documented.
+#[derive(Debug, Serialize)]
+pub(crate) struct CodeDescription {
+    pub(crate) href: String,
 }
 
 #[derive(Debug, Serialize)]
