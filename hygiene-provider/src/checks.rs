@@ -5,6 +5,7 @@ mod conflict;
 mod duplicate_key;
 mod private_key;
 mod syntax;
+mod toml_version;
 mod whitespace;
 
 use std::collections::HashMap;

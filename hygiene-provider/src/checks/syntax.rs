@@ -1,5 +1,6 @@
 //! `hygiene/json-syntax`, `hygiene/toml-syntax`, `hygiene/yaml-syntax`: files that do not parse, by
-//! extension. One finding per file, at the position the parser stopped.
+//! extension. One finding per file, at the position the parser stopped. TOML is parsed as TOML 1.1;
+//! what TOML 1.0 readers would reject in a file that parses is `hygiene/toml-version`.
 //!
 //! What a maintainer would not call an error is left alone: JSON-with-comments files by well-known
 //! name (`tsconfig*.json`, `jsconfig*.json`, `.vscode/*.json`, `devcontainer.json`, `.eslintrc.json`).
@@ -19,7 +20,13 @@ pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Fou
         .unwrap_or_default();
     let finding = match extension.as_str() {
         "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => json(text),
-        "toml" if enabled.contains(&Rule::TomlSyntax) => toml(text),
+        "toml" if enabled.contains(&Rule::TomlSyntax) || enabled.contains(&Rule::TomlVersion) => {
+            let found = toml(text);
+            if found.is_none() && enabled.contains(&Rule::TomlVersion) {
+                super::toml_version::check(text, out);
+            }
+            found.filter(|_| enabled.contains(&Rule::TomlSyntax))
+        }
         "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(text) {
             Some(error) if has_templates(text.text) => {
                 let masked = mask_templates(text.text);
