@@ -284,6 +284,38 @@ fn a_private_key_is_a_security_alert_and_every_hygiene_rule_is_described_and_lin
     scratch.assert_no_orphans();
 }
 
+/// A committed symbolic link's blob is its target path, not content: a `*.json` link changed to
+/// point elsewhere is no invalid JSON and lacks no final newline, and a link replaced by a file is
+/// that file, checked.
+#[test]
+fn a_committed_symlink_changed_to_another_target_is_not_checked_as_content() {
+    let scratch = Scratch::git_repo();
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::write(repo.join("target"), "{}\n").unwrap();
+    std::fs::write(repo.join("other"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("target", repo.join("config.json")).unwrap();
+    std::os::unix::fs::symlink("target", repo.join("gone.json")).unwrap();
+    scratch.git(&["add", "."]);
+    scratch.git(&["commit", "-q", "-m", "links"]);
+    std::fs::remove_file(repo.join("config.json")).unwrap();
+    std::os::unix::fs::symlink("other", repo.join("config.json")).unwrap();
+    // A link replaced by a file of bad JSON: the file is checked.
+    std::fs::remove_file(repo.join("gone.json")).unwrap();
+    std::fs::write(repo.join("gone.json"), "{\n  \"a\": 1,,\n}\n").unwrap();
+    let (outside, home) = outside_with_home();
+    let log = sarif_log(&repo, &home, &outside.path().join("links.sarif"));
+    let found = results(&log);
+    assert!(
+        found.iter().all(|(_, uri, _)| uri != "config.json"),
+        "nothing on the link: {found:#?}"
+    );
+    assert!(
+        found.contains(&("hygiene/json-syntax".into(), "gone.json".into(), 2)),
+        "{found:#?}"
+    );
+    scratch.assert_no_orphans();
+}
+
 #[test]
 fn a_clean_change_has_no_hygiene_results() {
     let scratch = Scratch::git_repo();
