@@ -195,3 +195,15 @@ fn a_read_list_past_the_glob_caps_is_refused() {
     assert_eq!((line, key.as_str()), (2, "hygiene.read"), "{message}");
     assert!(message.contains("2000 bytes"), "{message}");
 }
+
+#[test]
+fn the_hygiene_section_takes_the_yaml_reading() {
+    let config = parse("[hygiene]\nyaml = \"strict\"\nmax-added-file-kb = 64\n").unwrap();
+    assert_eq!(
+        config.providers[0].configuration,
+        Some(json!({"maxAddedFileKb": 64, "yaml": "strict"}))
+    );
+    let (line, key, message) = error("[hygiene]\nyaml = \"loose\"\n");
+    assert_eq!((line, key.as_str()), (2, "hygiene.yaml"));
+    assert!(message.contains("\"strict\""), "{message}");
+}

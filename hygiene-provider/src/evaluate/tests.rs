@@ -462,6 +462,7 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
             rules: &Rule::ALL,
             settings: checks::Settings {
                 max_added_file_bytes: 1 << 20,
+                yaml: checks::YamlReading::Compatible,
             },
             comparison: Comparison::All,
             stop,
