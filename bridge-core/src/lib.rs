@@ -8,7 +8,7 @@
 //! [`git`] (the one git runner: a deadline, caps, no program the repository names),
 //! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
 //! every front end uses), [`confine`] (client paths kept inside the workspace), [`digest`] (canonical JSON and sha256 ids), [`text`] (untrusted
-//! host text made safe).
+//! host text made safe), [`hygiene`] (the built-in hygiene rules, named once).
 //! The public API can call only advisory call sites and never `host/applyProposal` or
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
 
@@ -20,6 +20,7 @@ mod error;
 pub mod framing;
 pub mod git;
 pub mod host;
+pub mod hygiene;
 pub mod jsonrpc;
 pub mod model;
 pub mod peer;

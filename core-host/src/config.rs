@@ -213,6 +213,7 @@ impl Config {
                 spec.timeout =
                     millis(ms).map_err(|m| fail(Some(ms.span()), "hygiene.timeout-ms", m))?;
             }
+            let mut settings = serde_json::Map::new();
             if let Some(kb) = &hygiene_raw.max_added_file_kb {
                 let value = u64::try_from(*kb.get_ref())
                     .ok()
@@ -224,7 +225,20 @@ impl Config {
                             format!("must be between 1 and {MAX_ADDED_FILE_KB} (KB)"),
                         )
                     })?;
-                spec.configuration = Some(serde_json::json!({ "maxAddedFileKb": value }));
+                settings.insert("maxAddedFileKb".into(), value.into());
+            }
+            if let Some(yaml) = &hygiene_raw.yaml {
+                if !["compatible", "strict"].contains(&yaml.get_ref().as_str()) {
+                    return Err(fail(
+                        Some(yaml.span()),
+                        "hygiene.yaml",
+                        "must be \"compatible\" (as libyaml, PyYAML and ruamel read) or \"strict\" (YAML 1.2)".into(),
+                    ));
+                }
+                settings.insert("yaml".into(), yaml.get_ref().clone().into());
+            }
+            if !settings.is_empty() {
+                spec.configuration = Some(settings.into());
             }
             providers.push(spec);
         }
@@ -441,6 +455,8 @@ struct RawHygiene {
     exclude: Option<Spanned<Vec<String>>>,
     disable: Option<Spanned<Vec<String>>>,
     min_severity: Option<Spanned<String>>,
+    /// How YAML is read: `compatible` (libyaml's reading, the default) or `strict` (YAML 1.2).
+    yaml: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

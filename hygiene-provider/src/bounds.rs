@@ -111,6 +111,9 @@ mod tests {
             fingerprint: String::new(),
             introduced: None,
             help: "",
+            code_description: crate::wire::CodeDescription {
+                href: String::new(),
+            },
         }
     }
 

@@ -3,8 +3,10 @@
 
 mod conflict;
 mod duplicate_key;
+mod libyaml;
 mod private_key;
 mod syntax;
+mod toml_version;
 mod whitespace;
 
 use std::collections::HashMap;
@@ -122,6 +124,18 @@ pub(crate) struct Fingerprinted {
 pub(crate) struct Settings {
     /// An added file larger than this many bytes is reported.
     pub(crate) max_added_file_bytes: u64,
+    /// How YAML is read.
+    pub(crate) yaml: YamlReading,
+}
+
+/// How YAML files are read (`[hygiene] yaml`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum YamlReading {
+    /// What libyaml (PyYAML, ruamel and most tools) loads is no error.
+    #[default]
+    Compatible,
+    /// YAML 1.2 to the letter.
+    Strict,
 }
 
 /// One side of a change to check.
@@ -151,7 +165,7 @@ pub(crate) fn check(subject: Subject<'_>, enabled: &[Rule], settings: Settings) 
             if on(Rule::PrivateKey) {
                 private_key::check(&text, &mut findings);
             }
-            syntax::check(subject.path, &text, enabled, &mut findings);
+            syntax::check(subject.path, &text, enabled, settings.yaml, &mut findings);
             let other = subject.other.map(decode);
             let other = match &other {
                 Some(Content::Text(other)) => Some(Text::new(other)),
@@ -273,6 +287,7 @@ mod tests {
 
     const SETTINGS: Settings = Settings {
         max_added_file_bytes: 500 * 1024,
+        yaml: YamlReading::Compatible,
     };
 
     pub(super) fn run(path: &str, after: &str, before: Option<&str>) -> Vec<Finding> {

@@ -11,8 +11,9 @@ use crate::digest::{base64, blob_matches};
 use crate::request::{Comparison, Request, Scope};
 use crate::rules::{Rule, SOURCE};
 use crate::wire::{
-    Assessment, BlobData, CAPABILITY_VERSION, Cache, Coverage, CoveragePart, Degradation,
-    Diagnostic, Location, ProviderInfo, Status, Timing, TreeEntry, ValidAsOf,
+    Assessment, BlobData, CAPABILITY_VERSION, Cache, CodeDescription, Coverage, CoveragePart,
+    Degradation, Diagnostic, Evidence, Location, ProviderInfo, Status, Timing, TreeEntry,
+    ValidAsOf,
 };
 
 /// Files whose blobs are read in one `workspace/readBlob` call (both sides of each). A host
@@ -22,6 +23,12 @@ pub(crate) const CHUNK: usize = 128;
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// Most `coverage.degraded` entries listed one by one; the rest are counted in one more entry.
 const MAX_DEGRADED: usize = 50;
+/// Paths asked about in one `workspace/listTree` call that tells which changed paths are links.
+const LINK_PATHS: usize = 1_000;
+/// Links named one by one in the evidence; the rest are counted.
+const LINKS_NAMED: usize = 10;
+/// Longest link target (Linux's `PATH_MAX`).
+const MAX_LINK_TARGET: usize = 4_096;
 
 /// The host's content callbacks, as the evaluation needs them.
 pub(crate) trait Workspace: Send + Sync {
@@ -56,6 +63,8 @@ struct Target {
     before: Option<String>,
     after: Option<String>,
     added: bool,
+    /// The baseline holds a symbolic link at `before_path`: its blob is the link's target.
+    link: bool,
 }
 
 /// What the evaluation found and could not do, gathered as it goes.
@@ -68,9 +77,59 @@ struct Outcome {
     read: BTreeSet<String>,
     truncated: bool,
     exhaustive: bool,
+    /// Symbolic links not checked as content: how many, and the first few.
+    links: usize,
+    links_named: Vec<String>,
+    /// Why the host could not say which changed paths are links (they were checked as files).
+    links_unknown: Option<String>,
 }
 
 impl Outcome {
+    fn link(&mut self, path: &str) {
+        self.links += 1;
+        if self.links_named.len() < LINKS_NAMED {
+            self.links_named.push(path.to_owned());
+        }
+    }
+
+    /// What the assessment says of the symbolic links: skipped (how many, which), or not known.
+    fn evidence(&self) -> Vec<Evidence> {
+        let mut evidence = Vec::new();
+        if self.links > 0 {
+            let more = self.links - self.links_named.len();
+            evidence.push(Evidence {
+                kind: "message",
+                id: "hygiene/links-skipped",
+                message: format!(
+                    "{} not checked as content (a link's blob is its target path): {}{}",
+                    if self.links == 1 {
+                        "1 symbolic link was".to_owned()
+                    } else {
+                        format!("{} symbolic links were", self.links)
+                    },
+                    self.links_named.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ),
+                data: serde_json::json!({"count": self.links, "paths": self.links_named}),
+            });
+        }
+        if let Some(why) = &self.links_unknown {
+            evidence.push(Evidence {
+                kind: "message",
+                id: "hygiene/links-unknown",
+                message: format!(
+                    "could not learn which changed paths are symbolic links, so any were checked as files: {why}"
+                ),
+                data: serde_json::json!({}),
+            });
+        }
+        evidence
+    }
+
     /// A file (or part of one) that could not be checked: listed as not covered, at most
     /// [`MAX_DEGRADED`] one by one.
     fn not_covered(&mut self, detail: String) {
@@ -160,9 +219,11 @@ pub(crate) async fn evaluate<W: Workspace>(
         },
         comparison: request.requested.comparison.clone(),
     };
+    let evidence = outcome.evidence();
     Assessment {
         status,
         diagnostics: outcome.diagnostics.into_diagnostics(),
+        evidence,
         coverage: Coverage {
             requested: request.requested,
             covered,
@@ -216,10 +277,14 @@ async fn targets<W: Workspace>(
                 _ => change.after.clone().or_else(|| change.before.clone()),
             },
             added: change.kind == "create",
+            link: false,
         })
         .collect();
     let paths = match &request.scope {
-        Scope::Changeset => return targets,
+        Scope::Changeset => {
+            mark_links(workspace, &mut targets, deadline, outcome).await;
+            return targets;
+        }
         Scope::Workspace => None,
         Scope::Paths(paths) => Some(paths.clone()),
     };
@@ -236,18 +301,32 @@ async fn targets<W: Workspace>(
                     "the host cut the baseline listing short".into(),
                 );
             }
-            let unchanged: Vec<Target> = entries
-                .into_iter()
-                .filter(|e| e.kind == "file" && !touched.contains(e.path.as_str()))
-                .filter(|e| request.scope.covers(&e.path))
-                .map(|e| Target {
-                    before_path: e.path.clone(),
-                    path: e.path,
-                    before: Some(e.blob_id.clone()),
-                    after: Some(e.blob_id),
-                    added: false,
-                })
+            let links: HashSet<&str> = entries
+                .iter()
+                .filter(|e| e.kind == "symlink")
+                .map(|e| e.path.as_str())
                 .collect();
+            for target in &mut targets {
+                target.link = links.contains(target.before_path.as_str());
+            }
+            let mut unchanged = Vec::new();
+            for entry in entries {
+                if touched.contains(entry.path.as_str()) || !request.scope.covers(&entry.path) {
+                    continue;
+                }
+                match entry.kind.as_str() {
+                    "file" => unchanged.push(Target {
+                        before_path: entry.path.clone(),
+                        path: entry.path,
+                        before: Some(entry.blob_id.clone()),
+                        after: Some(entry.blob_id),
+                        added: false,
+                        link: false,
+                    }),
+                    "symlink" => outcome.link(&entry.path),
+                    _ => {}
+                }
+            }
             targets.extend(unchanged);
         }
         Err(error) => outcome.degrade(
@@ -256,6 +335,58 @@ async fn targets<W: Workspace>(
         ),
     }
     targets
+}
+
+/// Marks the changed paths that are symbolic links in the baseline, asking the host in calls of
+/// at most [`LINK_PATHS`] paths. A host that cannot say (no `workspace/listTree`, an error, the
+/// deadline) loses no check: the paths are checked as files, and the assessment says so.
+async fn mark_links<W: Workspace>(
+    workspace: &W,
+    targets: &mut [Target],
+    deadline: Instant,
+    outcome: &mut Outcome,
+) {
+    let asked: Vec<String> = targets
+        .iter()
+        .filter(|t| t.before.is_some())
+        .map(|t| t.before_path.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut links = HashSet::new();
+    for paths in asked.chunks(LINK_PATHS) {
+        if Instant::now() >= deadline {
+            outcome.links_unknown = Some("the deadline passed".into());
+            break;
+        }
+        let wanted: HashSet<&str> = paths.iter().map(String::as_str).collect();
+        match workspace
+            .list_tree(Some(paths.to_vec()), remaining(deadline))
+            .await
+        {
+            Ok((entries, _)) => links.extend(
+                entries
+                    .into_iter()
+                    .filter(|e| e.kind == "symlink" && wanted.contains(e.path.as_str()))
+                    .map(|e| e.path),
+            ),
+            Err(error) => {
+                outcome.links_unknown = Some(format!("workspace/listTree: {error}"));
+                break;
+            }
+        }
+    }
+    for target in targets {
+        target.link = links.contains(&target.before_path);
+    }
+}
+
+/// Whether `bytes` can be a symbolic link's target: a path, one line, no NUL, at most
+/// [`MAX_LINK_TARGET`] bytes. A link replaced by a file holds other content, and is checked.
+fn is_link_target(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && bytes.len() <= MAX_LINK_TARGET
+        && !bytes.iter().any(|b| matches!(b, 0 | b'\n' | b'\r'))
 }
 
 async fn check_all<W: Workspace>(
@@ -310,6 +441,19 @@ async fn check_all<W: Workspace>(
                         "incomplete",
                         format!("{}: could not read {id}: {why}", target.path),
                     );
+                }
+                None if target.link => {
+                    // The baseline side is a link: never content. The other side is one too
+                    // while it still reads as a link's target (a link to elsewhere).
+                    let after = target.after.as_ref().and_then(|id| blobs.get(id));
+                    if after.is_none_or(|bytes| is_link_target(bytes)) {
+                        outcome.link(&target.path);
+                    } else {
+                        ready.push(Target {
+                            before: None,
+                            ..target.clone()
+                        });
+                    }
                 }
                 None => ready.push(target.clone()),
             }
@@ -566,6 +710,9 @@ fn diagnostics(
             fingerprint: f.fingerprint,
             introduced,
             help: f.finding.rule.help(),
+            code_description: CodeDescription {
+                href: f.finding.rule.info().help_uri(),
+            },
         })
         .collect();
     FileOutcome {

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::checks::Settings;
+use crate::checks::{Settings, YamlReading};
 use crate::digest::canonical_digest;
 use crate::rules::{Rule, SOURCE};
 use crate::wire::{CAPABILITY_VERSION, Change, CoveragePart, Degradation};
@@ -239,7 +239,8 @@ fn strings(value: Option<&Value>, name: &str) -> Result<Option<Vec<String>>, Inv
     }
 }
 
-/// The provider's configuration: `{ "maxAddedFileKb": 1..=1048576 }` (default 500), nothing else.
+/// The provider's configuration: `{ "maxAddedFileKb": 1..=1048576 }` (default 500) and
+/// `{ "yaml": "compatible" | "strict" }` (default compatible), nothing else.
 /// Returns the settings and the effective configuration (defaults filled in) for the digest.
 fn configuration(value: Option<&Value>) -> Result<(Settings, Value), Invalid> {
     let empty = Map::new();
@@ -248,11 +249,23 @@ fn configuration(value: Option<&Value>) -> Result<(Settings, Value), Invalid> {
         Some(Value::Object(map)) => map,
         Some(_) => return Err("`configuration` must be an object".into()),
     };
-    if let Some(key) = map.keys().find(|k| *k != "maxAddedFileKb") {
+    if let Some(key) = map
+        .keys()
+        .find(|k| !["maxAddedFileKb", "yaml"].contains(&k.as_str()))
+    {
         return Err(format!(
-            "unknown configuration field `{key}` (the hygiene provider accepts only `maxAddedFileKb`)"
+            "unknown configuration field `{key}` (the hygiene provider accepts `maxAddedFileKb` and `yaml`)"
         ));
     }
+    let yaml = match map.get("yaml").map(|v| (v, v.as_str())) {
+        None | Some((_, Some("compatible"))) => YamlReading::Compatible,
+        Some((_, Some("strict"))) => YamlReading::Strict,
+        Some((v, _)) => {
+            return Err(format!(
+                "`yaml` must be \"compatible\" or \"strict\", not {v}"
+            ));
+        }
+    };
     let kb = match map.get("maxAddedFileKb") {
         None => DEFAULT_MAX_ADDED_FILE_KB,
         Some(v) => v
@@ -267,8 +280,15 @@ fn configuration(value: Option<&Value>) -> Result<(Settings, Value), Invalid> {
     Ok((
         Settings {
             max_added_file_bytes: kb * 1024,
+            yaml,
         },
-        json!({ "maxAddedFileKb": kb }),
+        json!({
+            "maxAddedFileKb": kb,
+            "yaml": match yaml {
+                YamlReading::Compatible => "compatible",
+                YamlReading::Strict => "strict",
+            },
+        }),
     ))
 }
 
@@ -368,5 +388,18 @@ mod tests {
         let scope = Scope::Paths(vec!["src".into(), "a.json".into()]);
         assert!(scope.covers("src/x.rs") && scope.covers("a.json"));
         assert!(!scope.covers("srcx/y") && !scope.covers("b.json"));
+    }
+
+    #[test]
+    fn the_yaml_reading_is_compatible_by_default_and_strict_on_request() {
+        let default = Request::parse(&params(json!({}))).unwrap();
+        assert_eq!(default.settings.yaml, YamlReading::Compatible);
+        let strict = Request::parse(&params(json!({"configuration": {"yaml": "strict"}}))).unwrap();
+        assert_eq!(strict.settings.yaml, YamlReading::Strict);
+        assert_ne!(default.config_digest, strict.config_digest);
+        let explicit =
+            Request::parse(&params(json!({"configuration": {"yaml": "compatible"}}))).unwrap();
+        assert_eq!(default.config_digest, explicit.config_digest);
+        assert!(Request::parse(&params(json!({"configuration": {"yaml": 1}}))).is_err());
     }
 }

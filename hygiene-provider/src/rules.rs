@@ -4,10 +4,11 @@
 //! breaks a build or leaks a secret is an error, what bloats the repository or confuses diffs a
 //! warning, whitespace information.
 
+use bridge_core::hygiene::{RULES, RuleInfo};
 use serde::Serialize;
 
 /// The diagnostic source and rule namespace of this provider.
-pub const SOURCE: &str = "hygiene";
+pub const SOURCE: &str = bridge_core::hygiene::SOURCE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,6 +24,7 @@ pub(crate) enum Rule {
     PrivateKey,
     JsonSyntax,
     TomlSyntax,
+    TomlVersion,
     YamlSyntax,
     SyntaxDepth,
     DuplicateKey,
@@ -34,11 +36,12 @@ pub(crate) enum Rule {
 }
 
 impl Rule {
-    pub(crate) const ALL: [Rule; 12] = [
+    pub(crate) const ALL: [Rule; 13] = [
         Rule::MergeConflict,
         Rule::PrivateKey,
         Rule::JsonSyntax,
         Rule::TomlSyntax,
+        Rule::TomlVersion,
         Rule::YamlSyntax,
         Rule::SyntaxDepth,
         Rule::DuplicateKey,
@@ -49,22 +52,14 @@ impl Rule {
         Rule::FinalNewline,
     ];
 
+    /// How the rule is described to every reader (the table in bridge-core, in this order).
+    pub(crate) fn info(self) -> &'static RuleInfo {
+        &RULES[self as usize]
+    }
+
     /// The rule id, namespaced under [`SOURCE`].
     pub(crate) fn id(self) -> &'static str {
-        match self {
-            Rule::MergeConflict => "hygiene/merge-conflict",
-            Rule::PrivateKey => "hygiene/private-key",
-            Rule::JsonSyntax => "hygiene/json-syntax",
-            Rule::TomlSyntax => "hygiene/toml-syntax",
-            Rule::YamlSyntax => "hygiene/yaml-syntax",
-            Rule::SyntaxDepth => "hygiene/syntax-depth",
-            Rule::DuplicateKey => "hygiene/duplicate-key",
-            Rule::TextEncoding => "hygiene/text-encoding",
-            Rule::LargeFile => "hygiene/large-file",
-            Rule::MixedLineEndings => "hygiene/mixed-line-endings",
-            Rule::TrailingWhitespace => "hygiene/trailing-whitespace",
-            Rule::FinalNewline => "hygiene/final-newline",
-        }
+        self.info().id
     }
 
     pub(crate) fn parse(id: &str) -> Option<Rule> {
@@ -78,7 +73,9 @@ impl Rule {
             | Rule::JsonSyntax
             | Rule::TomlSyntax
             | Rule::YamlSyntax => Severity::Error,
-            Rule::LargeFile | Rule::MixedLineEndings | Rule::DuplicateKey => Severity::Warning,
+            Rule::LargeFile | Rule::MixedLineEndings | Rule::DuplicateKey | Rule::TomlVersion => {
+                Severity::Warning
+            }
             Rule::TrailingWhitespace
             | Rule::FinalNewline
             | Rule::SyntaxDepth
@@ -103,6 +100,11 @@ impl Rule {
             }
             Rule::TomlSyntax => {
                 "Fix the TOML at the marked position; duplicate keys and tables are errors too."
+            }
+            Rule::TomlVersion => {
+                "Write it as TOML 1.0 so that every reader takes it: inline tables on one line \
+                 without a trailing comma, `\\u001b` for `\\e`, `\\u00XX` for `\\xXX`, and times \
+                 with seconds (`07:32:00`)."
             }
             Rule::YamlSyntax => {
                 "Fix the YAML at the marked position; indentation must be spaces and consistent \
@@ -150,7 +152,9 @@ mod tests {
             assert!(rule.id().starts_with("hygiene/"), "{}", rule.id());
             assert_eq!(Rule::parse(rule.id()), Some(rule));
             assert!(!rule.help().is_empty());
+            assert_eq!(rule.info().id, rule.id());
         }
+        assert_eq!(RULES.len(), Rule::ALL.len(), "one description per rule");
         assert_eq!(Rule::parse("hygiene/nope"), None);
     }
 

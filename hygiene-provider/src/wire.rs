@@ -87,11 +87,22 @@ pub(crate) struct TreeEntry {
 pub(crate) struct Assessment {
     pub(crate) status: Status,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) evidence: Vec<Evidence>,
     pub(crate) coverage: Coverage,
     pub(crate) valid_as_of: ValidAsOf,
     pub(crate) provider: ProviderInfo,
     pub(crate) timing: Timing,
     pub(crate) cache: Cache,
+}
+
+/// Something the provider says about its evaluation beyond its findings.
+#[derive(Debug, Serialize)]
+pub(crate) struct Evidence {
+    pub(crate) kind: &'static str,
+    pub(crate) id: &'static str,
+    pub(crate) message: String,
+    pub(crate) data: Value,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -114,6 +125,13 @@ pub(crate) struct Diagnostic {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) introduced: Option<bool>,
     pub(crate) help: &'static str,
+    pub(crate) code_description: CodeDescription,
+}
+
+/// Where a rule is documented.
+#[derive(Debug, Serialize)]
+pub(crate) struct CodeDescription {
+    pub(crate) href: String,
 }
 
 #[derive(Debug, Serialize)]

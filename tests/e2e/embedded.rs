@@ -216,6 +216,106 @@ fn the_main_job_runs_on_the_embedded_host_with_nothing_installed() {
     scratch.assert_no_orphans();
 }
 
+/// GitHub code scanning takes a leaked key for a security alert only with the `security` tag and a
+/// `security-severity`; every hygiene rule is described (not named by its id) and linked to its
+/// README section, so the Multitool has no rule metadata to ask for.
+#[test]
+fn a_private_key_is_a_security_alert_and_every_hygiene_rule_is_described_and_linked_in_sarif() {
+    let scratch = repository();
+    let repo = scratch.path().canonicalize().unwrap();
+    let (outside, home) = outside_with_home();
+    let log_path = outside.path().join("rules.sarif");
+    let log = sarif_log(&repo, &home, &log_path);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    let hygiene: Vec<&Value> = rules
+        .iter()
+        .filter(|r| r["id"].as_str().unwrap().starts_with("hygiene/"))
+        .collect();
+    assert!(hygiene.len() >= 3, "{rules:#?}");
+    for rule in &hygiene {
+        let id = rule["id"].as_str().unwrap();
+        let short = rule["shortDescription"]["text"].as_str().unwrap();
+        assert!(!short.contains(id), "{id}: {short}");
+        assert_ne!(
+            rule["fullDescription"]["text"],
+            rule["shortDescription"]["text"]
+        );
+        let uri = rule["helpUri"].as_str().unwrap_or_default();
+        assert!(
+            uri.starts_with("https://github.com/asp-bridge/asp-bridge#hygiene-"),
+            "{id}: {rule:#}"
+        );
+        let tags = rule["properties"]["tags"].as_array().unwrap();
+        assert_eq!(
+            tags.contains(&Value::from("security")),
+            id == "hygiene/private-key",
+            "{id}: {tags:?}"
+        );
+    }
+    let key = hygiene
+        .iter()
+        .find(|r| r["id"] == "hygiene/private-key")
+        .unwrap();
+    assert_eq!(key["properties"]["security-severity"], "9.0", "{key:#}");
+    assert_eq!(key["shortDescription"]["text"], "Private key committed");
+    if let Some(multitool) = std::env::var_os("ASP_BRIDGE_SARIF_MULTITOOL") {
+        let (console, report) = multitool_validate(
+            multitool,
+            &[&log_path],
+            &outside.path().join("multitool.sarif"),
+        );
+        let about_rules: Vec<String> = report["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| {
+                let text = r["message"].to_string();
+                // Whether an address answers (SARIF2006) depends on the network, not the log.
+                r["level"] == "error"
+                    || r["ruleId"] == "SARIF2012"
+                    || (text.contains("helpUri") && r["ruleId"] != "SARIF2006")
+            })
+            .map(|r| r["message"].to_string())
+            .collect();
+        assert_eq!(about_rules, Vec::<String>::new(), "{console}");
+    }
+    scratch.assert_no_orphans();
+}
+
+/// A committed symbolic link's blob is its target path, not content: a `*.json` link changed to
+/// point elsewhere is no invalid JSON and lacks no final newline, and a link replaced by a file is
+/// that file, checked.
+#[test]
+fn a_committed_symlink_changed_to_another_target_is_not_checked_as_content() {
+    let scratch = Scratch::git_repo();
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::write(repo.join("target"), "{}\n").unwrap();
+    std::fs::write(repo.join("other"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("target", repo.join("config.json")).unwrap();
+    std::os::unix::fs::symlink("target", repo.join("gone.json")).unwrap();
+    scratch.git(&["add", "."]);
+    scratch.git(&["commit", "-q", "-m", "links"]);
+    std::fs::remove_file(repo.join("config.json")).unwrap();
+    std::os::unix::fs::symlink("other", repo.join("config.json")).unwrap();
+    // A link replaced by a file of bad JSON: the file is checked.
+    std::fs::remove_file(repo.join("gone.json")).unwrap();
+    std::fs::write(repo.join("gone.json"), "{\n  \"a\": 1,,\n}\n").unwrap();
+    let (outside, home) = outside_with_home();
+    let log = sarif_log(&repo, &home, &outside.path().join("links.sarif"));
+    let found = results(&log);
+    assert!(
+        found.iter().all(|(_, uri, _)| uri != "config.json"),
+        "nothing on the link: {found:#?}"
+    );
+    assert!(
+        found.contains(&("hygiene/json-syntax".into(), "gone.json".into(), 2)),
+        "{found:#?}"
+    );
+    scratch.assert_no_orphans();
+}
+
 #[test]
 fn a_clean_change_has_no_hygiene_results() {
     let scratch = Scratch::git_repo();

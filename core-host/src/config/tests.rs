@@ -299,3 +299,15 @@ fn the_readmes_host_toml_examples_are_read() {
         "the README's leaving-things-out example is among them"
     );
 }
+
+#[test]
+fn the_hygiene_section_takes_the_yaml_reading() {
+    let config = parse("[hygiene]\nyaml = \"strict\"\nmax-added-file-kb = 64\n").unwrap();
+    assert_eq!(
+        config.providers[0].configuration,
+        Some(json!({"maxAddedFileKb": 64, "yaml": "strict"}))
+    );
+    let (line, key, message) = error("[hygiene]\nyaml = \"loose\"\n");
+    assert_eq!((line, key.as_str()), (2, "hygiene.yaml"));
+    assert!(message.contains("\"strict\""), "{message}");
+}

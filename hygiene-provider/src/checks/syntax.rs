@@ -1,17 +1,26 @@
 //! `hygiene/json-syntax`, `hygiene/toml-syntax`, `hygiene/yaml-syntax`: files that do not parse, by
-//! extension. One finding per file, at the position the parser stopped.
+//! extension. One finding per file, at the position the parser stopped. TOML is parsed as TOML 1.1;
+//! what TOML 1.0 readers would reject in a file that parses is `hygiene/toml-version`.
 //!
 //! What a maintainer would not call an error is left alone: JSON-with-comments files by well-known
 //! name (`tsconfig*.json`, `jsconfig*.json`, `.vscode/*.json`, `devcontainer.json`, `.eslintrc.json`).
+//! YAML is read as libyaml reads it (PyYAML, ruamel): a file the strict YAML 1.2 parser rejects but
+//! libyaml loads is no error, unless `[hygiene] yaml = "strict"` asks for YAML 1.2 to the letter.
 //! A YAML file that does not parse but holds template syntax (`{{ }}`, `{% %}`, `{# #}`: Helm, Jinja,
 //! Ansible) is checked again with its template expressions masked; if it still does not parse, it is
 //! reported as not checked (the template may be what breaks it), never as clean nor as an error.
 
-use super::{Finding, Found};
+use super::{Finding, Found, YamlReading};
 use crate::rules::Rule;
 use crate::text::{Range, Text};
 
-pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Found) {
+pub(super) fn check(
+    path: &str,
+    text: &Text<'_>,
+    enabled: &[Rule],
+    reading: YamlReading,
+    out: &mut Found,
+) {
     let name = path.rsplit('/').next().unwrap_or(path);
     let extension = name
         .rsplit_once('.')
@@ -19,11 +28,17 @@ pub(super) fn check(path: &str, text: &Text<'_>, enabled: &[Rule], out: &mut Fou
         .unwrap_or_default();
     let finding = match extension.as_str() {
         "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => json(text),
-        "toml" if enabled.contains(&Rule::TomlSyntax) => toml(text),
-        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(text) {
+        "toml" if enabled.contains(&Rule::TomlSyntax) || enabled.contains(&Rule::TomlVersion) => {
+            let found = toml(text);
+            if found.is_none() && enabled.contains(&Rule::TomlVersion) {
+                super::toml_version::check(text, out);
+            }
+            found.filter(|_| enabled.contains(&Rule::TomlSyntax))
+        }
+        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(text, reading) {
             Some(error) if has_templates(text.text) => {
                 let masked = mask_templates(text.text);
-                if let Some(still) = yaml(&Text::new(&masked)) {
+                if let Some(still) = yaml(&Text::new(&masked), reading) {
                     let at = still.range.map_or(0, |r| r.start.line + 1);
                     out.unchecked(format!(
                         "YAML template not checked: with its template expressions masked it still does not parse ({} at line {at}), so its syntax cannot be told apart from its template's",
@@ -127,8 +142,13 @@ fn toml(text: &Text<'_>) -> Option<Finding> {
     Some(finding(Rule::TomlSyntax, range, "TOML", &message))
 }
 
-fn yaml(text: &Text<'_>) -> Option<Finding> {
+/// The strict YAML 1.2 parser's error, unless the reading is the compatible one and libyaml loads
+/// the file (the strict parser's message and position are kept for a file both reject).
+fn yaml(text: &Text<'_>, reading: YamlReading) -> Option<Finding> {
     let error = saphyr_parser::Parser::new_from_str(text.text).find_map(Result::err)?;
+    if reading == YamlReading::Compatible && super::libyaml::loads(text.text) {
+        return None;
+    }
     // The parser counts characters; the range wants bytes first.
     let offset = text
         .text

@@ -17,6 +17,8 @@ struct Memory {
     tree: Vec<TreeEntry>,
     refuse: Vec<String>,
     asked: Mutex<Vec<Vec<String>>>,
+    /// `workspace/listTree` fails (a host without it).
+    no_list: bool,
 }
 
 impl Memory {
@@ -60,7 +62,14 @@ impl Workspace for Memory {
         _timeout: Duration,
     ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send {
         let tree = self.tree.clone();
-        async move { Ok((tree, false)) }
+        let no_list = self.no_list;
+        async move {
+            if no_list {
+                Err("method not found: workspace/listTree (code -32601)".into())
+            } else {
+                Ok((tree, false))
+            }
+        }
     }
 }
 
@@ -444,6 +453,7 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
             before: None,
             after: Some(id),
             added: true,
+            link: false,
         });
     }
     let run = |stop: &Stop, deadline: Instant| {
@@ -452,6 +462,7 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
             rules: &Rule::ALL,
             settings: checks::Settings {
                 max_added_file_bytes: 1 << 20,
+                yaml: checks::YamlReading::Compatible,
             },
             comparison: Comparison::All,
             stop,
@@ -499,4 +510,78 @@ async fn a_yaml_template_that_cannot_be_checked_is_not_covered_and_the_answer_no
     );
     assert_eq!(assessment["coverage"]["exhaustive"], false);
     assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+}
+
+/// A changeset where `config.json` was a link to `target` and now links to `other`, and
+/// `gone.json`, a link, became a file of bad JSON.
+fn links(no_list: bool) -> (Memory, Value) {
+    let mut memory = Memory {
+        no_list,
+        ..Memory::default()
+    };
+    let (before, after) = (memory.add(b"target"), memory.add(b"other"));
+    let file = memory.add(b"{,}\n");
+    for path in ["config.json", "gone.json"] {
+        memory.tree.push(TreeEntry {
+            path: path.into(),
+            blob_id: before.clone(),
+            kind: "symlink".into(),
+        });
+    }
+    let changes = json!([
+        {"path": "config.json", "kind": "modify", "before": before, "after": after},
+        {"path": "gone.json", "kind": "modify", "before": before, "after": file},
+    ]);
+    (memory, params(changes, "all"))
+}
+
+#[tokio::test]
+async fn changed_symlinks_are_skipped_and_the_evidence_says_how_many_and_which() {
+    let (memory, params) = links(false);
+    let assessment = run(&memory, params).await;
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+    let found = codes(&assessment);
+    assert!(
+        found.iter().all(|(_, path, _)| path != "config.json"),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(code, path, _)| code == "hygiene/json-syntax" && path == "gone.json"),
+        "a link replaced by a file is checked: {found:?}"
+    );
+    assert_eq!(assessment["status"], "complete");
+    let evidence = &assessment["evidence"][0];
+    assert_eq!(evidence["id"], "hygiene/links-skipped", "{assessment:#}");
+    assert_eq!(
+        evidence["data"],
+        json!({"count": 1, "paths": ["config.json"]})
+    );
+    assert_eq!(
+        evidence["message"],
+        "1 symbolic link was not checked as content (a link's blob is its target path): config.json"
+    );
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_list_links_loses_no_check_and_the_evidence_says_so() {
+    let (memory, params) = links(true);
+    let assessment = run(&memory, params).await;
+    assert_eq!(schema_errors(&assessment), Vec::<String>::new());
+    let found = codes(&assessment);
+    assert!(
+        found.iter().any(|(_, path, _)| path == "config.json"),
+        "checked as a file, as before: {found:?}"
+    );
+    assert_eq!(assessment["status"], "complete");
+    let evidence = &assessment["evidence"][0];
+    assert_eq!(evidence["id"], "hygiene/links-unknown", "{assessment:#}");
+    assert!(
+        evidence["message"]
+            .as_str()
+            .unwrap()
+            .contains("workspace/listTree: method not found"),
+        "{evidence}"
+    );
 }

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use bridge_core::hygiene;
 use bridge_core::proto::{AuthorityEvidence, Decision, Finding};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
@@ -135,19 +136,31 @@ fn rule(facts: RuleFacts) -> ReportingDescriptor {
         help,
         href,
     } = facts;
+    // The built-in hygiene provider's rules are described from the one table it reports by
+    // (the seam carries no rule descriptors); any other provider's from its id.
+    let builtin = hygiene::rule(&id).filter(|_| source == hygiene::SOURCE);
     let short = clean(
-        &format!("{id} (reported by {source})"),
-        DESCRIPTION_MAX,
-        &id,
-    );
-    let full = clean(
-        &format!(
-            "Findings of rule {id}, reported by the provider {source} through the ASP host. \
-             The host decides; this log is advisory."
+        &builtin.map_or_else(
+            || format!("{id} (reported by {source})"),
+            |rule| rule.short.to_owned(),
         ),
         DESCRIPTION_MAX,
         &id,
     );
+    let full = clean(
+        &builtin.map_or_else(
+            || {
+                format!(
+                    "Findings of rule {id}, reported by the provider {source} through the ASP \
+                     host. The host decides; this log is advisory."
+                )
+            },
+            |rule| format!("{} The host decides; this log is advisory.", rule.full),
+        ),
+        DESCRIPTION_MAX,
+        &id,
+    );
+    let href = href.or_else(|| builtin.map(|rule| rule.help_uri()));
     let help_text = help.clone().unwrap_or_else(|| {
         format!("{source} gives no help for {id}: see each result's message and next step.")
     });
@@ -161,6 +174,11 @@ fn rule(facts: RuleFacts) -> ReportingDescriptor {
     let mut tags = vec!["asp".to_owned()];
     if !tags.contains(&source) {
         tags.push(source.clone());
+    }
+    for tag in builtin.map_or(&[][..], |rule| rule.tags) {
+        if !tags.iter().any(|t| t == tag) {
+            tags.push((*tag).to_owned());
+        }
     }
     let problem_severity = match level {
         "error" => "error",
@@ -189,6 +207,10 @@ fn rule(facts: RuleFacts) -> ReportingDescriptor {
             ..bag([
                 ("problem.severity", json!(problem_severity)),
                 ("provider", json!(source)),
+                (
+                    "security-severity",
+                    json!(builtin.and_then(|rule| rule.security_severity)),
+                ),
             ])
         })
         .build()
