@@ -397,7 +397,7 @@ fn installing_the_product_installs_no_test_tool() {
 /// The value of the first `key = "value"` line after the line `[table]` of a TOML file.
 fn toml_string(text: &str, table: &str, key: &str) -> Option<String> {
     let header = format!("[{table}]");
-    let mut lines = text.lines().skip_while(|l| l.trim() != header).skip(1);
+    let lines = text.lines().skip_while(|l| l.trim() != header).skip(1);
     lines.take_while(|l| !l.starts_with('[')).find_map(|l| {
         let (k, v) = l.split_once('=')?;
         (k.trim() == key).then(|| v.trim().trim_matches('"').to_owned())
