@@ -1,5 +1,5 @@
 //! Tidy checks that run with `cargo test`: file headers, module layout, stdout discipline, ignored
-//! tests, file size, and the dependency direction between the crates.
+//! tests, file size, the dependency direction between the crates, and the one version.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -391,5 +391,53 @@ fn installing_the_product_installs_no_test_tool() {
                 );
             }
         }
+    }
+}
+
+/// The value of the first `key = "value"` line after the line `[table]` of a TOML file.
+fn toml_string(text: &str, table: &str, key: &str) -> Option<String> {
+    let header = format!("[{table}]");
+    let lines = text.lines().skip_while(|l| l.trim() != header).skip(1);
+    lines.take_while(|l| !l.starts_with('[')).find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches('"').to_owned())
+    })
+}
+
+/// The workspace version is the one version: the action installs that release of the package
+/// (`inputs.version` of `action.yml`), and the wheel (`pyproject.toml`) and the npm packages carry
+/// it (`scripts/package.sh` names their files after Cargo.toml's).
+#[test]
+fn every_pinned_version_is_the_workspace_version() {
+    let version = toml_string(
+        &read(Path::new("Cargo.toml")),
+        "workspace.package",
+        "version",
+    )
+    .expect("the workspace version");
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    // action.yml: the `default` of the input `version` (inputs are indented two spaces).
+    let action = read(Path::new("action.yml"));
+    let pinned = action
+        .lines()
+        .skip_while(|l| *l != "  version:")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .find_map(|l| l.trim().strip_prefix("default:"))
+        .map(|v| v.trim().trim_matches('"').to_owned());
+    assert_eq!(pinned.as_deref(), Some(version.as_str()), "action.yml");
+    let pyproject = toml_string(&read(Path::new("pyproject.toml")), "project", "version");
+    assert_eq!(
+        pyproject.as_deref(),
+        Some(version.as_str()),
+        "pyproject.toml"
+    );
+    let npm: serde_json::Value =
+        serde_json::from_str(&read(Path::new("packaging/npm/asp-bridge/package.json"))).unwrap();
+    assert_eq!(npm["version"], version.as_str(), "the npm launcher");
+    let platforms = npm["optionalDependencies"].as_object().unwrap();
+    assert!(!platforms.is_empty());
+    for (name, pinned) in platforms {
+        assert_eq!(pinned, version.as_str(), "the launcher's {name}");
     }
 }

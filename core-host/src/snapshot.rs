@@ -462,14 +462,10 @@ fn read_no_follow_until(
         ));
     }
     // One system call that refuses a symlink anywhere on the way; when it fails for any reason (a
-    // symlink on the path or in the root, an older kernel, a missing file …) the path is walked
-    // here, which also reads a final symlink and names what it refused. An attempt that cannot
-    // open the file at once leaves the walk to the blocking run.
-    match nowait::openat2(
-        &root.join(path),
-        libc::O_NOFOLLOW | libc::O_NONBLOCK,
-        libc::RESOLVE_NO_SYMLINKS,
-    ) {
+    // symlink on the path or in the root, an older kernel, not Linux, a missing file …) the path
+    // is walked here, which also reads a final symlink and names what it refused. An attempt that
+    // cannot open the file at once leaves the walk to the blocking run.
+    match nowait::open_no_symlinks(&root.join(path), libc::O_NOFOLLOW | libc::O_NONBLOCK) {
         Ok(file) => return hash_file(file, deadline),
         Err(e) if nowait::active() => return Err(e),
         Err(_) => {}

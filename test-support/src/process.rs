@@ -38,13 +38,38 @@ pub fn wait_output(child: Child, limit: Duration) -> Output {
     }
 }
 
-/// Whether the process `pid` has ended: gone, or a zombie nobody has reaped yet (Linux).
+/// Whether the process `pid` has ended: gone, or a zombie nobody has reaped yet.
+#[cfg(target_os = "linux")]
 pub fn ended(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Whether the process `pid` has ended: gone, or a zombie nobody has reaped yet (`ps`, where there
+/// is no `/proc`).
+#[cfg(not(target_os = "linux"))]
+pub fn ended(pid: u32) -> bool {
+    let stat = ps(&["-o", "stat=", "-p", &pid.to_string()]);
+    stat.trim().is_empty() || stat.trim_start().starts_with('Z')
+}
+
+/// What `ps ARGS` printed; empty when it failed (`ps` exits 1 when no process matched).
+#[cfg(not(target_os = "linux"))]
+fn ps(args: &[&str]) -> String {
+    let output = Command::new("ps")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match output {
+        Ok(output) if output.status.success() => {
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        }
+        _ => String::new(),
     }
 }
 
@@ -61,7 +86,8 @@ pub async fn ends(pid: u32) -> bool {
     true
 }
 
-/// Every live descendant of `pid` (children first, then theirs), from `/proc` (Linux).
+/// Every live descendant of `pid` (children first, then theirs), from `/proc`.
+#[cfg(target_os = "linux")]
 pub fn descendants(pid: u32) -> Vec<u32> {
     let mut found = Vec::new();
     let mut next = vec![pid];
@@ -81,7 +107,30 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     found
 }
 
+/// Every live descendant of `pid` (children first, then theirs), from `ps`'s table of every
+/// process and its parent.
+#[cfg(not(target_os = "linux"))]
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let table: Vec<(u32, u32)> = ps(&["-A", "-o", "pid=,ppid="])
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace().map(|f| f.parse().ok());
+            Some((fields.next()??, fields.next()??))
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut next = vec![pid];
+    while let Some(parent) = next.pop() {
+        for &(child, _) in table.iter().filter(|(_, p)| *p == parent) {
+            found.push(child);
+            next.push(child);
+        }
+    }
+    found
+}
+
 /// The command line of `pid`, its arguments joined by spaces (empty once it has ended).
+#[cfg(target_os = "linux")]
 pub fn command_line(pid: u32) -> String {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     String::from_utf8_lossy(&raw)
@@ -90,7 +139,16 @@ pub fn command_line(pid: u32) -> String {
         .to_owned()
 }
 
+/// The command line of `pid`, its arguments joined by spaces (empty once it has ended).
+#[cfg(not(target_os = "linux"))]
+pub fn command_line(pid: u32) -> String {
+    ps(&["-o", "command=", "-p", &pid.to_string()])
+        .trim()
+        .to_owned()
+}
+
 /// The peak resident memory of `pid` so far, in bytes (`VmHWM` in `/proc/PID/status`).
+#[cfg(target_os = "linux")]
 pub fn peak_rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
@@ -102,6 +160,7 @@ pub fn peak_rss(pid: u32) -> u64 {
 
 /// The CPU time `pid` has used so far, user and system (`/proc/PID/stat`, in clock ticks of
 /// 10 ms, as Linux reports them to processes).
+#[cfg(target_os = "linux")]
 pub fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat
@@ -115,6 +174,27 @@ pub fn cpu_time(pid: u32) -> Duration {
         .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
         .sum();
     Duration::from_millis(ticks * 10)
+}
+
+/// Where there is no `/proc` (macOS) no process can read another's peak: this is its resident
+/// memory now (`ps -o rss=`, in KiB), which the peak bounds from above, so a bound on it is a weaker
+/// check than on Linux but still one. In bytes; 0 once it has ended.
+#[cfg(not(target_os = "linux"))]
+pub fn peak_rss(pid: u32) -> u64 {
+    let kib = ps(&["-o", "rss=", "-p", &pid.to_string()]);
+    kib.trim().parse::<u64>().map_or(0, |kib| kib * 1024)
+}
+
+/// The CPU time `pid` has used so far, user and system (`ps -o time=`: `[[DD-]HH:]MM:SS[.CC]`).
+#[cfg(not(target_os = "linux"))]
+pub fn cpu_time(pid: u32) -> Duration {
+    let time = ps(&["-o", "time=", "-p", &pid.to_string()]);
+    let (days, time) = time.trim().split_once('-').unwrap_or(("0", time.trim()));
+    let mut seconds = days.parse::<f64>().unwrap_or(0.0) * 86_400.0;
+    for (field, scale) in time.rsplit(':').zip([1.0, 60.0, 3_600.0]) {
+        seconds += field.parse::<f64>().unwrap_or(0.0) * scale;
+    }
+    Duration::from_secs_f64(seconds)
 }
 
 fn kill(pid: u32) {

@@ -41,6 +41,7 @@ fn ignore_the_record(scratch: &Scratch) {
 }
 
 /// `VmHWM` (peak resident set) of a live process, in KiB.
+#[cfg(target_os = "linux")]
 fn peak_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
     status
@@ -48,6 +49,12 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .find_map(|line| line.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmHWM in /proc/<pid>/status")
+}
+
+/// Elsewhere (no `/proc`): its resident set now, which its peak bounds from above.
+#[cfg(not(target_os = "linux"))]
+fn peak_rss_kib(pid: u32) -> u64 {
+    test_support::process::peak_rss(pid) >> 10
 }
 
 /// The next message on `messages` (failing after `LIMIT`).

@@ -139,6 +139,8 @@ impl Scratch {
     }
 }
 
+/// The command lines of the live processes (no zombies) that mention `needle`, from `/proc`.
+#[cfg(target_os = "linux")]
 fn processes_mentioning(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -156,6 +158,24 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The command lines of the live processes (no zombies) that mention `needle`, from `ps` (no
+/// `/proc` here).
+#[cfg(not(target_os = "linux"))]
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let Ok(output) = Command::new("ps")
+        .args(["-A", "-o", "stat=,command="])
+        .output()
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.trim_start().split_once(char::is_whitespace))
+        .filter(|(stat, command)| !stat.starts_with('Z') && command.contains(needle))
+        .map(|(_, command)| command.trim().to_owned())
+        .collect()
 }
 
 /// A finished run of the bridge.

@@ -74,6 +74,7 @@ async fn an_intake_that_cannot_finish_within_the_budget_is_answered_soon_after_t
 }
 
 /// The peak resident memory of process `pid`, in bytes (`VmHWM`).
+#[cfg(target_os = "linux")]
 fn peak_rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kib: u64 = status
@@ -82,6 +83,12 @@ fn peak_rss(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmHWM in /proc/PID/status");
     kib * 1024
+}
+
+/// Elsewhere (no `/proc`): its resident memory now, which its peak bounds from above.
+#[cfg(not(target_os = "linux"))]
+fn peak_rss(pid: u32) -> u64 {
+    test_support::process::peak_rss(pid)
 }
 
 #[tokio::test]

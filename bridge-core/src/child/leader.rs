@@ -5,12 +5,13 @@
 //! group signalled by it afterwards could (once pids wrap around) belong to another program. So the
 //! group is killed between the leader's exit and its reaping: a zombie keeps its pid. The exit is
 //! seen through a pidfd opened right after the spawn (Linux 5.3+), which reports it without
-//! reaping; without one (an older kernel) the leader is reaped first and the group signalled after.
+//! reaping; without one (an older kernel, or not Linux) the leader is reaped first and the group
+//! signalled after.
 //! Once the group is ended here it is never signalled again, and its watcher (which would SIGKILL
 //! the group if this process died) is disarmed: both before the reap.
 
 use std::io;
-use std::os::fd::{FromRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -133,8 +134,10 @@ fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
 }
 
 /// A pidfd of `pid`, non-blocking and close-on-exec.
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd as _;
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; no memory is
     // passed. PIDFD_NONBLOCK is O_NONBLOCK; pidfds are always close-on-exec.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::O_NONBLOCK) };
@@ -144,6 +147,15 @@ fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     let fd = i32::try_from(fd).map_err(|_| io::Error::other("pidfd out of range"))?;
     // SAFETY: the descriptor was just returned to us and is owned by nothing else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Not Linux: no pidfd, so the leader is reaped first and its group signalled after.
+#[cfg(not(target_os = "linux"))]
+fn pidfd_open(_pid: libc::pid_t) -> io::Result<OwnedFd> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "pidfds are linux-only",
+    ))
 }
 
 /// `fd` registered with the runtime's reactor, to be awaited readable.
@@ -190,6 +202,8 @@ mod tests {
         (leader, line.trim().parse().expect("a pid"))
     }
 
+    // A pidfd and `/proc` are Linux's; elsewhere the exit is seen by the reap (the next test).
+    #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn the_exit_is_seen_before_the_reap_so_the_group_is_killed_while_its_id_is_still_taken() {
         let (leader, helper) = with_helper("exit 7").await;
@@ -204,6 +218,17 @@ mod tests {
             "seen exited, the leader is still a zombie, so its pid and group id are taken"
         );
         assert!(!ended(helper));
+        assert_eq!(
+            leader.end_within(Duration::from_secs(10)).await,
+            Some(ExitStatus::Code(7))
+        );
+        assert!(leader.ended.load(Ordering::Acquire));
+        assert!(ends(helper).await, "the helper outlived its leader");
+    }
+
+    #[tokio::test]
+    async fn a_leader_that_exits_is_answered_with_its_status_and_its_group_is_killed() {
+        let (leader, helper) = with_helper("exit 7").await;
         assert_eq!(
             leader.end_within(Duration::from_secs(10)).await,
             Some(ExitStatus::Code(7))

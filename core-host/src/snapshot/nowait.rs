@@ -13,10 +13,14 @@
 //!
 //! Work tried this way may only keep in shared state what it found without a refusal (the caches
 //! are filled by git's answers, which an attempt never gets); whatever it read is read again.
+//!
+//! Those system calls are Linux's. Elsewhere (macOS) an attempt's open and read refuse at once, so
+//! every attempt that reads the workspace runs on the blocking pool, as it would without them.
 
 use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Read};
+#[cfg(target_os = "linux")]
 use std::os::fd::{AsRawFd as _, FromRawFd as _};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -136,11 +140,32 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> io::Result<MutexGuard<'_, T>> {
     }
 }
 
+/// `path` opened read-only with `flags` added, refusing a symlink anywhere on the way, in one system
+/// call (`openat2` with `RESOLVE_NO_SYMLINKS`).
+#[cfg(target_os = "linux")]
+pub(crate) fn open_no_symlinks(path: &Path, flags: libc::c_int) -> io::Result<File> {
+    openat2(path, flags, libc::RESOLVE_NO_SYMLINKS)
+}
+
+/// There is no such call here (not Linux): it fails (`Unsupported`, or a refusal during an
+/// attempt) and the caller walks the path itself.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn open_no_symlinks(_path: &Path, _flags: libc::c_int) -> io::Result<File> {
+    if active() {
+        return Err(refuse());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "no openat2 on this platform",
+    ))
+}
+
 /// `path` opened by `openat2` with `flags` (read-only, close-on-exec added) and `resolve`, plus
 /// `RESOLVE_CACHED` during an attempt. Any failure of an attempt's open but a missing file refuses:
 /// the blocking call may succeed, or fail for a reason worth its own words.
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-pub(crate) fn openat2(path: &Path, flags: libc::c_int, resolve: u64) -> io::Result<File> {
+fn openat2(path: &Path, flags: libc::c_int, resolve: u64) -> io::Result<File> {
     use std::os::unix::ffi::OsStrExt as _;
     charge(1, 0)?;
     let path = std::ffi::CString::new(path.as_os_str().as_bytes())
@@ -173,12 +198,15 @@ pub(crate) fn openat2(path: &Path, flags: libc::c_int, resolve: u64) -> io::Resu
     }
 }
 
-/// A file opened read-only with `flags` added: by [`openat2`] during an attempt, by `open`
-/// otherwise.
+/// A file opened read-only with `flags` added: by `openat2` during an attempt (which refuses where
+/// there is none), by `open` otherwise.
 pub(crate) fn open(path: &Path, flags: libc::c_int) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt as _;
     if active() {
+        #[cfg(target_os = "linux")]
         return openat2(path, flags, 0);
+        #[cfg(not(target_os = "linux"))]
+        return Err(refuse());
     }
     std::fs::OpenOptions::new()
         .read(true)
@@ -187,20 +215,25 @@ pub(crate) fn open(path: &Path, flags: libc::c_int) -> io::Result<File> {
 }
 
 /// `std::fs::metadata` (symlinks followed): during an attempt, of a handle opened by a cached
-/// lookup (`O_PATH`, so nothing but the lookup happens).
+/// lookup (`O_PATH`, so nothing but the lookup happens; refused where there is none).
 pub(crate) fn metadata(path: &Path) -> io::Result<std::fs::Metadata> {
     if active() {
+        #[cfg(target_os = "linux")]
         return openat2(path, libc::O_PATH, 0)?.metadata();
+        #[cfg(not(target_os = "linux"))]
+        return Err(refuse());
     }
     std::fs::metadata(path)
 }
 
 /// A file read through [`Read`]: during an attempt only from the page cache (`RWF_NOWAIT`), or
 /// from a file system that keeps its files in memory (tmpfs, which has no `RWF_NOWAIT`), and
-/// within the attempt's allowance of bytes.
+/// within the attempt's allowance of bytes. Where there is no `RWF_NOWAIT` (not Linux) an attempt's
+/// read refuses.
 pub(crate) struct Reader {
     file: File,
     /// Found to be on tmpfs: read plainly, without asking for `RWF_NOWAIT` again.
+    #[cfg(target_os = "linux")]
     in_memory: bool,
 }
 
@@ -208,17 +241,20 @@ impl Reader {
     pub(crate) fn new(file: File) -> Reader {
         Reader {
             file,
+            #[cfg(target_os = "linux")]
             in_memory: false,
         }
     }
-}
 
-impl Read for Reader {
+    #[cfg(not(target_os = "linux"))]
+    fn read_at_hand(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
+        Err(refuse())
+    }
+
+    /// One read from the page cache (or tmpfs) only, within an attempt.
+    #[cfg(target_os = "linux")]
     #[allow(unsafe_code)]
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if !active() {
-            return self.file.read(buf);
-        }
+    fn read_at_hand(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = if self.in_memory {
             self.file.read(buf)?
         } else {
@@ -256,12 +292,23 @@ impl Read for Reader {
                 }
             }
         };
+        Ok(n)
+    }
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !active() {
+            return self.file.read(buf);
+        }
+        let n = self.read_at_hand(buf)?;
         charge(0, n as u64)?;
         Ok(n)
     }
 }
 
 /// Whether `file` is on tmpfs, whose reads are copies from memory.
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn in_memory(file: &File) -> bool {
     // SAFETY: an all-zero `statfs` is a valid value of this plain C struct.

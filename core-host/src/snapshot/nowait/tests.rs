@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use test_support::git::{Repo, git};
 
 use super::*;
-use crate::snapshot::{Workspace, blob_of, intake, read_no_follow};
+use crate::snapshot::{Workspace, blob_of, read_no_follow};
 
 fn soon() -> Instant {
     Instant::now() + Duration::from_secs(30)
@@ -33,6 +33,8 @@ fn a_git_process_is_refused_and_started_outside_an_attempt() {
     );
 }
 
+// Reads at hand are Linux's (`RESOLVE_CACHED`, `RWF_NOWAIT`): elsewhere every one refuses.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_file_at_hand_reads_as_the_blocking_read_does() {
     let dir = Repo::new(&[("a.txt", "a\n")]);
@@ -52,6 +54,8 @@ fn a_file_at_hand_reads_as_the_blocking_read_does() {
     }
 }
 
+// Reads at hand are Linux's (`RESOLVE_CACHED`, `RWF_NOWAIT`): elsewhere every one refuses.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_symlink_a_file_past_the_allowance_and_a_fifo_are_left_to_the_blocking_run() {
     let dir = Repo::new(&[("a.txt", "a\n")]);
@@ -97,8 +101,11 @@ fn a_symlink_a_file_past_the_allowance_and_a_fifo_are_left_to_the_blocking_run()
     assert!(reads(INLINE_OPENS + 1).is_none());
 }
 
+// Reads at hand are Linux's (`RESOLVE_CACHED`, `RWF_NOWAIT`): elsewhere every one refuses.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_changeset_past_the_allowance_of_opens_is_left_to_the_blocking_run_at_once() {
+    use crate::snapshot::intake;
     let dir = Repo::new(&[("a.txt", "a\n")]);
     let ws = Workspace::open(dir.path()).unwrap();
     let baseline = ws.baseline();
@@ -161,4 +168,17 @@ fn a_panic_in_an_attempt_is_a_refusal_and_leaves_no_attempt_behind() {
     assert!(attempt(|| -> () { panic!("in the attempt") }).is_none());
     assert!(!active());
     assert!(attempt(active).unwrap());
+}
+
+/// Not Linux: no open or read is known not to wait, so an attempt that reads the workspace refuses
+/// and the blocking run reads as everywhere.
+#[cfg(not(target_os = "linux"))]
+#[test]
+fn elsewhere_an_attempt_that_reads_the_workspace_is_left_to_the_blocking_run() {
+    let dir = Repo::new(&[("a.txt", "a\n")]);
+    let blocking = read_no_follow(dir.path(), "a.txt").unwrap();
+    assert_eq!(blocking.id, blob_of(b"a\n".to_vec()).id);
+    assert!(attempt(|| read_no_follow(dir.path(), "a.txt")).is_none());
+    assert!(attempt(|| metadata(&dir.path().join("a.txt"))).is_none());
+    assert!(attempt(|| open(&dir.path().join("a.txt"), 0)).is_none());
 }
