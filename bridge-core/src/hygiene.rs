@@ -184,4 +184,16 @@ mod tests {
         assert_eq!(key.security_severity, Some("9.0"));
         assert_eq!(rule("hygiene/nope"), None);
     }
+
+    #[test]
+    fn every_rules_anchor_is_a_row_of_the_readme() {
+        let readme = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+        )
+        .expect("the README");
+        for rule in RULES {
+            let row = format!("<a id=\"{}\"></a>`{}`", rule.anchor, rule.id);
+            assert!(readme.contains(&row), "the README's hygiene rules lack {row}");
+        }
+    }
 }
