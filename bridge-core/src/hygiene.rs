@@ -193,7 +193,10 @@ mod tests {
         .expect("the README");
         for rule in RULES {
             let row = format!("<a id=\"{}\"></a>`{}`", rule.anchor, rule.id);
-            assert!(readme.contains(&row), "the README's hygiene rules lack {row}");
+            assert!(
+                readme.contains(&row),
+                "the README's hygiene rules lack {row}"
+            );
         }
     }
 }

@@ -38,6 +38,35 @@ pub fn wait_output(child: Child, limit: Duration) -> Output {
     }
 }
 
+/// What a reference implementation makes of each of `cases`: `program` runs `args` with the JSON
+/// list of the cases on stdin and prints one JSON value (a test's script prints a list of verdicts,
+/// or `null` when what it needs is not installed), within `limit`.
+pub fn json_verdicts(
+    program: &std::ffi::OsStr,
+    args: &[&str],
+    cases: &[&str],
+    limit: Duration,
+) -> serde_json::Value {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the reference");
+    let input = serde_json::to_vec(cases).expect("the cases as JSON");
+    let mut stdin = child.stdin.take().expect("its stdin");
+    // Written from a thread of its own, so a reference that prints before it has read all its
+    // input cannot leave both sides waiting; the deadline below covers both.
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = wait_output(child, limit);
+    serde_json::from_slice(&output.stdout).expect("the reference prints JSON")
+}
+
 /// Whether the process `pid` has ended: gone, or a zombie nobody has reaped yet.
 #[cfg(target_os = "linux")]
 pub fn ended(pid: u32) -> bool {

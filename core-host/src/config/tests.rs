@@ -281,7 +281,13 @@ fn readme_host_toml_blocks() -> Vec<String> {
     readme[start..end]
         .split("```toml\n")
         .skip(1)
-        .map(|block| block.split_once("```").expect("a closed toml block").0.to_owned())
+        .map(|block| {
+            block
+                .split_once("```")
+                .expect("a closed toml block")
+                .0
+                .to_owned()
+        })
         .collect()
 }
 

@@ -121,22 +121,13 @@ mod tests {
             \x20       ok.append(False)\n\
             print(json.dumps(ok))\n";
         let cases: Vec<&str> = LOADS.iter().chain(BROKEN.iter()).copied().collect();
-        let mut child = std::process::Command::new(python)
-            .args(["-c", script])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(serde_json::to_string(&cases).unwrap().as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        let Some(read): Option<Vec<bool>> = serde_json::from_slice(&output.stdout).unwrap() else {
+        let read = test_support::process::json_verdicts(
+            python.as_ref(),
+            &["-c", script],
+            &cases,
+            std::time::Duration::from_secs(60),
+        );
+        let Some(read): Option<Vec<bool>> = serde_json::from_value(read).unwrap() else {
             test_support::skip::skip("ruamel.yaml is not installed in ASP_BRIDGE_PYTHON");
             return;
         };

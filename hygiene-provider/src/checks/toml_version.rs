@@ -254,21 +254,13 @@ mod tests {
             .chain(TOML_1_1_ONLY.iter())
             .copied()
             .collect();
-        let mut child = std::process::Command::new(python)
-            .args(["-c", script])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(serde_json::to_string(&cases).unwrap().as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        let read: Vec<bool> = serde_json::from_slice(&output.stdout).unwrap();
+        let read = test_support::process::json_verdicts(
+            python.as_ref(),
+            &["-c", script],
+            &cases,
+            std::time::Duration::from_secs(60),
+        );
+        let read: Vec<bool> = serde_json::from_value(read).unwrap();
         for (text, read) in cases.iter().zip(read) {
             assert_eq!(
                 read,
