@@ -109,12 +109,13 @@ step "cargo check (fuzz targets, outside the workspace)"
 # The fuzz crate builds on stable for a check (only `cargo fuzz run` needs nightly flags), so an API
 # change that breaks a fuzz target fails here and not only in scripts/fuzz.sh.
 (cd fuzz && cargo check --locked --quiet)
-step "cargo test"
-cargo test --workspace
+# The packages come before `cargo test`: the action's e2e test installs the wheel they hold.
 step "packages: the dist binary, the wheel and the npm tarballs (scripts/package.sh)"
 scripts/package.sh
 step "packages: install tests (pip, uvx, npm; each drives asp-bridge mcp with the Python MCP SDK)"
 packaging/tests/install.sh
+step "cargo test"
+cargo test --workspace
 
 step "VS Code extension (editors/vscode): npm ci, the VSIX, unit, e2e and VSIX tests"
 # @vscode/vsce 4 needs Node.js 22 or later: the node on PATH when it is, else the npm registry's
