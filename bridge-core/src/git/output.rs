@@ -73,18 +73,39 @@ async fn keep<R: tokio::io::AsyncRead + Unpin>(
     cap: usize,
     stop: bool,
 ) -> std::io::Result<Vec<u8>> {
-    let mut kept = Vec::new();
+    let mut kept = Kept::new(cap, stop);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = reader.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(kept);
+        if n == 0 || kept.push(&chunk[..n]) {
+            return Ok(kept.bytes);
         }
-        let room = cap.saturating_sub(kept.len());
-        kept.extend_from_slice(&chunk[..n.min(room)]);
-        if stop && kept.len() >= cap {
-            return Ok(kept);
+    }
+}
+
+/// The first `cap` bytes of a stream, as [`keep`] and [`keep_blocking`] read it.
+struct Kept {
+    bytes: Vec<u8>,
+    cap: usize,
+    /// Reading ends at the cap (else the rest is read and dropped).
+    stop: bool,
+}
+
+impl Kept {
+    fn new(cap: usize, stop: bool) -> Kept {
+        Kept {
+            bytes: Vec::new(),
+            cap,
+            stop,
         }
+    }
+
+    /// Keeps what fits of `chunk`; whether reading should end here.
+    fn push(&mut self, chunk: &[u8]) -> bool {
+        let room = self.cap.saturating_sub(self.bytes.len());
+        self.bytes
+            .extend_from_slice(&chunk[..chunk.len().min(room)]);
+        self.stop && self.bytes.len() >= self.cap
     }
 }
 
@@ -115,7 +136,7 @@ pub(super) fn capped_blocking(
                 let left = deadline.saturating_duration_since(Instant::now());
                 match stopped.recv_timeout(left) {
                     Err(mpsc::RecvTimeoutError::Timeout) => {
-                        let exited = crate::lock(&exited);
+                        let exited = crate::sync::lock(&exited);
                         if !*exited {
                             kill(pid);
                         }
@@ -148,7 +169,7 @@ pub(super) fn capped_blocking(
         let _ = child.kill();
     }
     let waited = wait_no_reap(pid);
-    *crate::lock(&exited) = true;
+    *crate::sync::lock(&exited) = true;
     let _ = stop.send(());
     let late = watchdog.join().unwrap_or(false);
     let status = child.wait();
@@ -174,19 +195,16 @@ fn keep_blocking(
     cap: usize,
     stop: bool,
 ) -> std::io::Result<Vec<u8>> {
-    let mut kept = Vec::new();
+    let mut kept = Kept::new(cap, stop);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut chunk) {
-            Ok(0) => return Ok(kept),
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        let room = cap.saturating_sub(kept.len());
-        kept.extend_from_slice(&chunk[..n.min(room)]);
-        if stop && kept.len() >= cap {
-            return Ok(kept);
+        if n == 0 || kept.push(&chunk[..n]) {
+            return Ok(kept.bytes);
         }
     }
 }
