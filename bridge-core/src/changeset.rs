@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::git::{FilterCache, Filters};
-use crate::lock;
 use crate::proto::{Change, ChangeKind, ChangeSet};
+use crate::sync::lock;
 use disk::Found;
 use git::{GITLINK, Git, Object};
 

@@ -26,6 +26,7 @@ pub mod model;
 pub mod peer;
 pub mod proto;
 pub mod source;
+mod sync;
 pub mod text;
 pub mod worktree;
 
@@ -36,13 +37,5 @@ pub use host::{
 };
 pub use peer::{Peer, PeerConfig};
 pub use source::HostSource;
+pub use sync::lock;
 pub use worktree::Worktree;
-
-/// Locks `mutex`, going on with its data after a panic elsewhere poisoned it. For every lock of the
-/// workspace's crates: each guards state that stays consistent between statements, so a panicked
-/// holder leaves nothing half-done.
-pub fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}

@@ -560,7 +560,7 @@ impl Drop for Inflight {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        crate::lock(&self.state)
+        crate::sync::lock(&self.state)
     }
 
     fn closed_error(&self) -> Error {

@@ -57,23 +57,23 @@ impl Scope {
 
     /// Sets the grant the provider was sent in `initialized`: requested ∩ configured.
     pub(crate) fn set_grant(&self, requested: GlobSet, configured: GlobSet) {
-        *crate::lock(&self.grant) = vec![requested, configured];
+        *bridge_core::lock(&self.grant) = vec![requested, configured];
     }
 
     fn grant(&self) -> Grant {
-        Grant(crate::lock(&self.grant).clone())
+        Grant(bridge_core::lock(&self.grant).clone())
     }
 
     /// Opens the request scope; it closes when the returned guard drops, whatever happens.
     pub(crate) fn open(self: &Arc<Self>, scope: RequestScope) -> ScopeGuard {
-        *crate::lock(&self.current) = Some(scope);
+        *bridge_core::lock(&self.current) = Some(scope);
         ScopeGuard {
             scope: self.clone(),
         }
     }
 
     fn with_current<T>(&self, f: impl FnOnce(Option<&mut RequestScope>) -> T) -> T {
-        let mut current = crate::lock(&self.current);
+        let mut current = bridge_core::lock(&self.current);
         f(current.as_mut())
     }
 }
@@ -108,7 +108,7 @@ impl ScopeGuard {
 
 impl Drop for ScopeGuard {
     fn drop(&mut self) {
-        *crate::lock(&self.scope.current) = None;
+        *bridge_core::lock(&self.scope.current) = None;
     }
 }
 

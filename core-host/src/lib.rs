@@ -39,8 +39,6 @@ use bridge_core::peer::{self, PeerConfig};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
-pub(crate) use bridge_core::lock;
-
 pub use assessment::HOST_OWNED;
 pub use error::{Error, Result};
 pub use receipt::{HOST_NAME, HOST_VERSION};

@@ -63,7 +63,7 @@ pub(crate) struct Policies(Mutex<Option<(String, Policy)>>);
 impl Policies {
     /// The policy of the baseline tree. Blocking.
     pub(crate) fn load(&self, workspace: &Workspace, baseline: &Baseline) -> Policy {
-        let unreadable = |e: crate::Error| {
+        let unreadable = |e: crate::error::Error| {
             Policy::invalid(String::new(), format!("the policy cannot be read: {e}"))
         };
         let entry = match workspace.tree_entry(&baseline.tree, POLICY_PATH) {
@@ -73,7 +73,7 @@ impl Policies {
         let Some(entry) = entry else {
             return Policy::default_policy();
         };
-        if let Some((oid, policy)) = crate::lock(&self.0).as_ref()
+        if let Some((oid, policy)) = bridge_core::lock(&self.0).as_ref()
             && *oid == entry.oid
         {
             return policy.clone();
@@ -83,7 +83,7 @@ impl Policies {
             Err(e) => return unreadable(e),
         };
         let policy = Policy::from_blob(blob);
-        *crate::lock(&self.0) = Some((entry.oid, policy.clone()));
+        *bridge_core::lock(&self.0) = Some((entry.oid, policy.clone()));
         policy
     }
 }

@@ -194,11 +194,11 @@ impl Slot {
     }
 
     pub(crate) fn view(&self) -> View {
-        crate::lock(&self.view).clone()
+        bridge_core::lock(&self.view).clone()
     }
 
     fn set_view(&self, update: impl FnOnce(&mut View)) {
-        update(&mut crate::lock(&self.view));
+        update(&mut bridge_core::lock(&self.view));
     }
 
     /// Resolves once no start is in progress.

@@ -23,9 +23,9 @@ use tokio::task::JoinHandle;
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
 use crate::error::{Error, ExitStatus, FailClass, Result};
-use crate::lock;
 use crate::peer::{BoxFuture, Peer};
 use crate::proto;
+use crate::sync::lock;
 
 /// When and how often a crashed host is restarted.
 #[derive(Clone, Debug)]

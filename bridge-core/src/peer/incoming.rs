@@ -54,7 +54,7 @@ impl Served {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<Id, Slot>> {
-        crate::lock(&self.inflight)
+        crate::sync::lock(&self.inflight)
     }
 
     pub(super) fn refused(&self) -> u64 {

@@ -27,7 +27,7 @@ struct Inner {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        crate::lock(&self.queue)
+        crate::sync::lock(&self.queue)
     }
 }
 
