@@ -1,6 +1,7 @@
 //! `host/evaluateChangeset`: intake, the plan of the call site, the providers run concurrently,
 //! and the decision.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -100,7 +101,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
     let changeset = &params["changeset"];
     let (own, baseline, _, policy, intake) = finished.map_err(crate::outer::not_ready)?;
-    let intake: Intake = intake.map_err(|e| {
+    let mut intake: Intake = intake.map_err(|e| {
         error_object(
             -32013,
             format!("invalid_changeset: {e}"),
@@ -156,6 +157,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     let blocked = host_degraded
         .iter()
         .any(|d| d.reason != "policy-self-authorization");
+    let links = std::mem::take(&mut intake.links);
     let items = if blocked {
         let first = &host_degraded[0];
         entries
@@ -178,7 +180,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             deadline: budget.saturating_sub(begun.elapsed()),
             call_site,
         };
-        let (mut outcomes, narrowed) = run(host, &entries, &evaluation).await;
+        let (mut outcomes, narrowed) = run(host, &entries, &evaluation, &links).await;
         // What the trusted configuration leaves out, said once per answer; the decision stays.
         let mut excluded = Vec::new();
         for (index, outcome) in outcomes.iter_mut().enumerate() {
@@ -236,11 +238,13 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
 type SlotOutcome = Result<assessment::Accepted, Failure>;
 
 /// Runs every provider some entry needs, concurrently; one outcome per slot that ran, and per slot
-/// the changeset it was sent when its configuration excluded some of the changes.
+/// the changeset it was sent when its configuration excluded some of the changes or some are
+/// symbolic `links`.
 async fn run(
     host: &Host,
     entries: &[Entry],
     evaluation: &Evaluation,
+    links: &BTreeSet<String>,
 ) -> (Vec<Option<SlotOutcome>>, Vec<Option<leave_out::Narrowed>>) {
     let mut needed: Vec<usize> = entries
         .iter()
@@ -255,11 +259,14 @@ async fn run(
         let slot = host.slots[index].clone();
         let mut evaluation = evaluation.clone();
         evaluation.deadline = evaluation.deadline.min(slot.spec.timeout);
-        // An excluded change is not sent at all: the provider gets the changeset without it, and
-        // the digest of that changeset (its read grant leaves the paths out too).
-        if let Some(narrow) =
-            leave_out::narrow(&slot.spec.leave_out, &evaluation.request["changeset"])
-        {
+        // An excluded change, or one to a symbolic link, is not sent at all: the provider gets the
+        // changeset without it, and the digest of that changeset (its read grant leaves excluded
+        // paths out too).
+        if let Some(narrow) = leave_out::narrow(
+            &slot.spec.leave_out,
+            links,
+            &evaluation.request["changeset"],
+        ) {
             let mut request = (*evaluation.request).clone();
             request["changeset"] = narrow.changeset.clone();
             evaluation.request = Arc::new(request);

@@ -5,8 +5,10 @@
 //! `coverage.degraded` as `optional-degraded` entries whose detail starts with
 //! [`LEFT_OUT_BY_CONFIGURATION`]: each excluded path once (the first [`MAX_PATHS_NAMED`], then a
 //! count), and each provider's dropped rules and floor once. They leave the decision as it is.
+//! The host's own rule goes the same way: a change whose working-tree entry is a symbolic link is
+//! sent to no provider (a link's blob is its target path, not content), and is named as left out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
 use serde_json::Value;
@@ -19,7 +21,8 @@ use crate::receipt::Degradation;
 /// Most excluded paths named one by one in a decision; past it one entry counts the rest.
 pub(crate) const MAX_PATHS_NAMED: usize = 100;
 
-/// The changeset one provider is sent, when its configuration excludes some of the changes.
+/// The changeset one provider is sent, when its configuration excludes some of the changes or some
+/// are symbolic links.
 #[derive(Clone, Debug)]
 pub(crate) struct Narrowed {
     /// The changeset without the excluded changes, and its digest.
@@ -27,6 +30,8 @@ pub(crate) struct Narrowed {
     pub(crate) digest: String,
     /// The excluded paths, each with the key and the glob that excluded it.
     pub(crate) excluded: Vec<(String, String, String)>,
+    /// The changed paths left out because they are symbolic links.
+    pub(crate) links: Vec<String>,
 }
 
 /// The globs of `leave_out` as one set that matches an excluded path.
@@ -42,9 +47,18 @@ pub(crate) fn matcher(leave_out: &LeaveOut) -> Option<GlobSet> {
     })
 }
 
-/// The changeset `leave_out` lets the provider see; `None` when it excludes none of its changes.
-pub(crate) fn narrow(leave_out: &LeaveOut, changeset: &Value) -> Option<Narrowed> {
-    let matcher = matcher(leave_out)?;
+/// The changeset the provider is sent: without the changes `leave_out` excludes and without those
+/// whose working-tree entry is one of the symbolic `links` (a link's blob is its target path, not
+/// content to check); `None` when that leaves out none of its changes.
+pub(crate) fn narrow(
+    leave_out: &LeaveOut,
+    links: &BTreeSet<String>,
+    changeset: &Value,
+) -> Option<Narrowed> {
+    let matcher = matcher(leave_out);
+    if matcher.is_none() && links.is_empty() {
+        return None;
+    }
     let changes = changeset["changes"].as_array()?;
     // Which glob excluded a path, asked only of the paths the whole set excludes.
     let each: Vec<GlobSet> = leave_out
@@ -53,20 +67,23 @@ pub(crate) fn narrow(leave_out: &LeaveOut, changeset: &Value) -> Option<Narrowed
         .map(|e| GlobSet::new(&[e.glob.as_str()]))
         .collect();
     let mut excluded = Vec::new();
+    let mut linked = Vec::new();
     let mut kept = Vec::with_capacity(changes.len());
     for change in changes {
         let path = change["path"].as_str().unwrap_or_default();
-        if !path.is_empty() && matcher.allows(path) {
+        if !path.is_empty() && matcher.as_ref().is_some_and(|m| m.allows(path)) {
             let by = each
                 .iter()
                 .position(|g| g.allows(path))
                 .map_or(&leave_out.exclude[0], |i| &leave_out.exclude[i]);
             excluded.push((path.to_owned(), by.key.clone(), by.glob.clone()));
+        } else if links.contains(path) {
+            linked.push(path.to_owned());
         } else {
             kept.push(change.clone());
         }
     }
-    if excluded.is_empty() {
+    if excluded.is_empty() && linked.is_empty() {
         return None;
     }
     let mut narrowed = changeset.clone();
@@ -76,6 +93,7 @@ pub(crate) fn narrow(leave_out: &LeaveOut, changeset: &Value) -> Option<Narrowed
         changeset: narrowed,
         digest,
         excluded,
+        links: linked,
     })
 }
 
@@ -167,16 +185,31 @@ pub(crate) fn findings_note(
     })
 }
 
-/// The entries that name the excluded paths of one evaluation: each path once with the providers
-/// it was kept from, the first [`MAX_PATHS_NAMED`] by name and the rest counted.
-pub(crate) fn paths_note(excluded: &[(&str, &Narrowed)]) -> Vec<Degradation> {
-    let mut paths: BTreeMap<&str, (&str, &str, Vec<&str>)> = BTreeMap::new();
-    for (provider, narrowed) in excluded {
-        for (path, key, glob) in &narrowed.excluded {
+/// Why a changed path was not sent to a provider.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Why<'a> {
+    /// `exclude`d: the key and the glob.
+    Excluded(&'a str, &'a str),
+    /// A symbolic link.
+    Link,
+}
+
+/// The entries that name the paths one evaluation left out (excluded or symbolic links): each path
+/// once with the providers it was kept from, the first [`MAX_PATHS_NAMED`] by name and the rest
+/// counted.
+pub(crate) fn paths_note(left_out: &[(&str, &Narrowed)]) -> Vec<Degradation> {
+    let mut paths: BTreeMap<&str, (Why, Vec<&str>)> = BTreeMap::new();
+    for (provider, narrowed) in left_out {
+        let excluded = narrowed
+            .excluded
+            .iter()
+            .map(|(path, key, glob)| (path, Why::Excluded(key, glob)));
+        let links = narrowed.links.iter().map(|path| (path, Why::Link));
+        for (path, why) in excluded.chain(links) {
             paths
                 .entry(path.as_str())
-                .or_insert((key.as_str(), glob.as_str(), Vec::new()))
-                .2
+                .or_insert((why, Vec::new()))
+                .1
                 .push(provider);
         }
     }
@@ -184,26 +217,41 @@ pub(crate) fn paths_note(excluded: &[(&str, &Narrowed)]) -> Vec<Degradation> {
     let mut out: Vec<Degradation> = paths
         .iter()
         .take(MAX_PATHS_NAMED)
-        .map(|(path, (key, glob, providers))| Degradation {
-            capability: Some("check"),
-            ..Degradation::new(
-                path,
-                OPTIONAL_DEGRADED,
-                format!(
-                    "{LEFT_OUT_BY_CONFIGURATION}excluded by host.toml `{key}` (`{glob}`), not sent to {}",
-                    providers.join(", ")
-                ),
-            )
+        .map(|(path, (why, providers))| {
+            let why = match why {
+                Why::Excluded(key, glob) => format!("excluded by host.toml `{key}` (`{glob}`)"),
+                Why::Link => {
+                    "a symbolic link (its blob is its target path: no content to check)".to_owned()
+                }
+            };
+            Degradation {
+                capability: Some("check"),
+                ..Degradation::new(
+                    path,
+                    OPTIONAL_DEGRADED,
+                    format!(
+                        "{LEFT_OUT_BY_CONFIGURATION}{why}, not sent to {}",
+                        providers.join(", ")
+                    ),
+                )
+            }
         })
         .collect();
     if total > MAX_PATHS_NAMED {
+        let links = paths.values().any(|(why, _)| *why == Why::Link);
+        let excluded = paths.values().any(|(why, _)| *why != Why::Link);
+        let what = match (excluded, links) {
+            (true, false) => "excluded by host.toml `exclude`",
+            (false, _) => "left out as symbolic links",
+            (true, true) => "excluded by host.toml `exclude` or left out as symbolic links",
+        };
         out.push(Degradation {
             capability: Some("check"),
             ..Degradation::new(
                 "host.toml",
                 OPTIONAL_DEGRADED,
                 format!(
-                    "{LEFT_OUT_BY_CONFIGURATION}{} more paths excluded by host.toml `exclude` ({total} in all; the first {MAX_PATHS_NAMED} are named)",
+                    "{LEFT_OUT_BY_CONFIGURATION}{} more paths {what} ({total} in all; the first {MAX_PATHS_NAMED} are named)",
                     total - MAX_PATHS_NAMED
                 ),
             )
@@ -230,13 +278,17 @@ mod tests {
         }
     }
 
+    fn no_links() -> BTreeSet<String> {
+        BTreeSet::new()
+    }
+
     #[test]
     fn an_excluded_change_is_not_in_the_changeset_the_provider_is_sent() {
         let changeset = json!({"baseline": {"rev": "git:tree:1"}, "changes": [
             {"path": "tests/fixtures/conflict.txt", "kind": "create", "after": "blob:sha256:a"},
             {"path": "src/main.rs", "kind": "create", "after": "blob:sha256:b"},
         ]});
-        let narrowed = narrow(&leave_out(), &changeset).unwrap();
+        let narrowed = narrow(&leave_out(), &no_links(), &changeset).unwrap();
         assert_eq!(narrowed.changeset["changes"].as_array().unwrap().len(), 1);
         assert_eq!(narrowed.changeset["changes"][0]["path"], "src/main.rs");
         assert_eq!(narrowed.digest, json::digest(&narrowed.changeset));
@@ -258,8 +310,8 @@ mod tests {
             notes[0].detail
         );
         let clean = json!({"baseline": {}, "changes": [{"path": "src/a.rs"}]});
-        assert!(narrow(&leave_out(), &clean).is_none());
-        assert!(narrow(&LeaveOut::default(), &changeset).is_none());
+        assert!(narrow(&leave_out(), &no_links(), &clean).is_none());
+        assert!(narrow(&LeaveOut::default(), &no_links(), &changeset).is_none());
     }
 
     #[test]
@@ -301,7 +353,7 @@ mod tests {
         let changes: Vec<Value> = (0..150)
             .map(|i| json!({"path": format!("tests/fixtures/{i:03}.txt")}))
             .collect();
-        let narrowed = narrow(&leave_out(), &json!({"changes": changes})).unwrap();
+        let narrowed = narrow(&leave_out(), &no_links(), &json!({"changes": changes})).unwrap();
         let notes = paths_note(&[("hygiene", &narrowed), ("opcore", &narrowed)]);
         assert_eq!(notes.len(), MAX_PATHS_NAMED + 1);
         assert!(
@@ -310,5 +362,47 @@ mod tests {
             notes[0].detail
         );
         assert!(notes[MAX_PATHS_NAMED].detail.contains("50 more paths"));
+    }
+
+    #[test]
+    fn a_change_to_a_symbolic_link_is_not_sent_and_each_link_is_named_once() {
+        let changeset = json!({"baseline": {"rev": "git:tree:1"}, "changes": [
+            {"path": "docs/current.json", "kind": "create", "after": "blob:sha256:a"},
+            {"path": "tests/fixtures/link", "kind": "create", "after": "blob:sha256:b"},
+            {"path": "src/main.rs", "kind": "modify", "before": "blob:sha256:c", "after": "blob:sha256:d"},
+        ]});
+        let links: BTreeSet<String> = ["docs/current.json", "tests/fixtures/link"]
+            .map(str::to_owned)
+            .into();
+        let narrowed = narrow(&LeaveOut::default(), &links, &changeset).unwrap();
+        let sent: Vec<&str> = narrowed.changeset["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(sent, ["src/main.rs"]);
+        assert_eq!(narrowed.links, ["docs/current.json", "tests/fixtures/link"]);
+        assert_eq!(narrowed.digest, json::digest(&narrowed.changeset));
+        // An excluded link is named once, as excluded.
+        let both = narrow(&leave_out(), &links, &changeset).unwrap();
+        assert_eq!(both.links, ["docs/current.json"]);
+        assert_eq!(both.excluded.len(), 1);
+        let notes = paths_note(&[("hygiene", &narrowed), ("opcore", &both)]);
+        let named: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| (n.source.as_str(), n.detail.as_str()))
+            .collect();
+        assert_eq!(named.len(), 2, "{named:#?}");
+        assert_eq!(named[0].0, "docs/current.json");
+        assert!(
+            named[0].1.starts_with(LEFT_OUT_BY_CONFIGURATION)
+                && named[0].1.contains("a symbolic link")
+                && named[0].1.ends_with("not sent to hygiene, opcore"),
+            "{named:#?}"
+        );
+        assert_eq!(named[1].0, "tests/fixtures/link");
+        assert!(named[1].1.contains("a symbolic link"), "{named:#?}");
+        assert!(narrow(&LeaveOut::default(), &no_links(), &changeset).is_none());
     }
 }

@@ -55,6 +55,8 @@ impl Baseline {
 pub(crate) struct Blob {
     pub(crate) id: String,
     pub(crate) bytes: Option<Arc<Vec<u8>>>,
+    /// Read from a symbolic link of the working tree (the bytes are its target path).
+    pub(crate) link: bool,
 }
 
 /// One file of the baseline tree.
@@ -491,7 +493,10 @@ fn read_no_follow_until(
         if components.peek().is_none() && meta.file_type().is_symlink() {
             use std::os::unix::ffi::OsStrExt as _;
             let target = std::fs::read_link(&at)?;
-            return Ok(blob_of(target.as_os_str().as_bytes().to_vec()));
+            return Ok(Blob {
+                link: true,
+                ..blob_of(target.as_os_str().as_bytes().to_vec())
+            });
         }
     }
     use std::os::unix::fs::OpenOptionsExt as _;
@@ -544,7 +549,11 @@ impl<R: std::io::Read> std::io::Read for Until<R> {
 pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
     let id = bridge_core::changeset::blob_id(&bytes);
     let bytes = (bytes.len() <= MAX_BLOB).then(|| Arc::new(bytes));
-    Blob { id, bytes }
+    Blob {
+        id,
+        bytes,
+        link: false,
+    }
 }
 
 /// Hashes a stream whose length is about `size` (a file's, a git object's) to its end. When it
@@ -601,6 +610,7 @@ fn hash_rest(
     Ok(Blob {
         id: format!("blob:sha256:{}", json::hex(&hasher.finalize())),
         bytes: (!over).then(|| Arc::new(kept)),
+        link: false,
     })
 }
 

@@ -284,6 +284,95 @@ fn a_private_key_is_a_security_alert_and_every_hygiene_rule_is_described_and_lin
     scratch.assert_no_orphans();
 }
 
+/// The paths a SARIF log's left-out notification names, each with why.
+fn left_out(log: &Value) -> Vec<(String, String)> {
+    let notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    notes
+        .iter()
+        .filter(|n| n["descriptor"]["id"] == "asp-bridge/paths-left-out")
+        .flat_map(|n| {
+            n["properties"]["paths"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap_or_default().to_owned(),
+                p["why"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A link's blob is its target path, wherever the link comes from: a new untracked link (no
+/// baseline side to ask about) and every tracked link of an `--all-files` sweep (against the empty
+/// tree) are sent to no provider, and each is named as left out, never reported clean; a plain file
+/// beside them is still checked.
+#[test]
+fn a_new_link_and_the_links_of_a_sweep_are_left_out_and_named_never_checked_as_content() {
+    let scratch = Scratch::git_repo();
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::write(repo.join("target.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("target.json", repo.join("tracked.json")).unwrap();
+    scratch.git(&["add", "."]);
+    scratch.git(&["commit", "-q", "-m", "a link"]);
+    std::os::unix::fs::symlink("target.json", repo.join("new.json")).unwrap();
+    std::fs::write(repo.join("plain.txt"), "no final newline").unwrap();
+    let (outside, home) = outside_with_home();
+    let link =
+        "a symbolic link (its blob is its target path: no content to check), not sent to hygiene";
+
+    let changes = sarif_log(&repo, &home, &outside.path().join("changes.sarif"));
+    let found = results(&changes);
+    assert!(
+        found.contains(&("hygiene/final-newline".into(), "plain.txt".into(), 1)),
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().all(|(_, uri, _)| uri != "new.json"),
+        "{found:#?}"
+    );
+    assert_eq!(
+        left_out(&changes),
+        [("new.json".to_owned(), link.to_owned())]
+    );
+
+    let sweep_path = outside.path().join("sweep.sarif");
+    let args = [
+        "sarif",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--all-files",
+        "--output",
+        sweep_path.to_str().unwrap(),
+    ];
+    let sweep = run(&repo, &home, &args);
+    assert_eq!(sweep.code, Some(0), "{}", sweep.stderr);
+    assert!(
+        sweep
+            .stderr
+            .contains("1 path(s) left out by the host, not checked: tracked.json"),
+        "{}",
+        sweep.stderr
+    );
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sweep_path).unwrap()).unwrap();
+    assert_eq!(
+        results(&log),
+        Default::default(),
+        "target.json is clean, the link unchecked"
+    );
+    assert_eq!(
+        left_out(&log),
+        [("tracked.json".to_owned(), link.to_owned())]
+    );
+    assert_eq!(log["runs"][0]["properties"]["decision"], "allow");
+    scratch.assert_no_orphans();
+}
+
 /// A committed symbolic link's blob is its target path, not content: a `*.json` link changed to
 /// point elsewhere is no invalid JSON and lacks no final newline, and a link replaced by a file is
 /// that file, checked.

@@ -101,15 +101,20 @@ fn success_line(
     );
     // The paths the host's configuration excluded are said apart from the special files.
     let chosen: Vec<&NotRun> = not_run.iter().filter(|n| n.is_left_out()).collect();
-    let (excluded, special): (Vec<&Skipped>, Vec<&Skipped>) = left_out
+    let (by_host, special): (Vec<&Skipped>, Vec<&Skipped>) = left_out
         .iter()
         .partition(|s| chosen.iter().any(|n| n.source == s.path));
+    // What the host left out by its own rule (a symbolic link) is not said to be excluded.
+    let (excluded, by_rule): (Vec<&Skipped>, Vec<&Skipped>) = by_host
+        .iter()
+        .partition(|s| s.why.starts_with("excluded by"));
     for (paths, what) in [
         (&special, "left out, not regular files"),
         (
             &excluded,
             "excluded by the host's configuration, not checked",
         ),
+        (&by_rule, "left out by the host, not checked"),
     ] {
         if paths.is_empty() {
             continue;
@@ -131,7 +136,7 @@ fn success_line(
     }
     let configured: Vec<&str> = chosen
         .iter()
-        .filter(|n| excluded.iter().all(|s| s.path != n.source))
+        .filter(|n| by_host.iter().all(|s| s.path != n.source))
         .map(|n| {
             n.detail
                 .strip_prefix(LEFT_OUT_BY_CONFIGURATION)

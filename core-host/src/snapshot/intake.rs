@@ -6,7 +6,7 @@
 //! against the id). Intake stops at the request's deadline, and reads each path of the working tree
 //! once, however many changes name it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::ErrorKind;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,6 +78,9 @@ pub(crate) struct Intake {
     pub(crate) timed_out: Option<String>,
     /// Bytes of the blobs kept in memory, at most [`KEPT_BYTES`].
     pub(crate) kept: usize,
+    /// The changed paths whose working-tree entry is a symbolic link (its blob is the link's target
+    /// path: no content to check), as checked against their after blob.
+    pub(crate) links: BTreeSet<String>,
 }
 
 /// Checks `changeset` (already schema-valid) against the workspace at `baseline`; the baseline's
@@ -145,6 +148,7 @@ pub(crate) fn intake(
         workspace,
         deadline,
         found: HashMap::new(),
+        links: HashSet::new(),
     };
     for (checked, change) in changes.iter().enumerate() {
         if out.timed_out.is_some() {
@@ -239,6 +243,8 @@ struct Reads<'a> {
     workspace: &'a Workspace,
     deadline: Instant,
     found: HashMap<String, Found>,
+    /// The paths read that are symbolic links.
+    links: HashSet<String>,
 }
 
 impl Reads<'_> {
@@ -248,7 +254,12 @@ impl Reads<'_> {
             return (found.clone(), None);
         }
         let (found, blob) = match self.workspace.read_worktree_until(path, self.deadline) {
-            Ok(blob) => (Ok((blob.id.clone(), blob.bytes.is_some())), Some(blob)),
+            Ok(blob) => {
+                if blob.link {
+                    self.links.insert(path.to_owned());
+                }
+                (Ok((blob.id.clone(), blob.bytes.is_some())), Some(blob))
+            }
             Err(e) => (Err((e.kind(), e.to_string())), None),
         };
         self.found.insert(path.to_owned(), found.clone());
@@ -266,7 +277,11 @@ fn check_after(
     out: &mut Intake,
     (checked, changes): (usize, usize),
 ) {
-    match reads.read(path) {
+    let read = reads.read(path);
+    if matches!(&read.0, Ok((id, _)) if id == claimed) && reads.links.contains(path) {
+        out.links.insert(path.to_owned());
+    }
+    match read {
         (Ok((id, _)), Some(blob)) if id == claimed => out.keep(path, blob, Again::Worktree),
         (Ok((id, within)), None) if id == claimed => {
             if out.blobs.get(&id).is_none_or(|b| b.path != path) {
