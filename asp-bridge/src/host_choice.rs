@@ -48,7 +48,7 @@ impl HostChoice {
                 named: true,
             },
             Some(line) => Source::Given(line.to_owned()),
-            None => match find_on_path("asp") {
+            None => match bridge_core::child::program::resolve("asp", Path::new("/")) {
                 Some(asp) => Source::OnPath(asp),
                 None => Source::Embedded {
                     exe: current_exe()?,
@@ -177,39 +177,4 @@ fn config_file(file: &Path) -> anyhow::Result<PathBuf> {
         absolute.display()
     );
     Ok(absolute)
-}
-
-/// The first executable file named `name` in a directory of `PATH`.
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .flat_map(|dir| candidates(&dir, name))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn candidates(dir: &Path, name: &str) -> Vec<PathBuf> {
-    if cfg!(windows) {
-        ["exe", "cmd", "bat"]
-            .iter()
-            .map(|ext| dir.join(format!("{name}.{ext}")))
-            .collect()
-    } else {
-        vec![dir.join(name)]
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(metadata) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        metadata.is_file()
-    }
 }

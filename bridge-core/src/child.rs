@@ -9,6 +9,7 @@
 //! watcher (`child/watcher.rs`) kills the group: nothing the child started in its group outlives us.
 
 mod leader;
+pub mod program;
 mod watcher;
 
 use std::borrow::Borrow;

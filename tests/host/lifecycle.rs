@@ -346,3 +346,56 @@ fn follow(record: &Path) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
     });
     receive
 }
+
+/// A provider named by a bare program name is looked up on `PATH` once, and the integrity the host
+/// reports is the hash of the file that runs: a file of that name earlier on `PATH` that is not
+/// executable is neither run nor hashed.
+#[tokio::test]
+async fn the_integrity_reported_is_the_hash_of_the_program_that_runs() {
+    let repo = repo();
+    repo.write("a.txt", "changed\n");
+    let dirs = tempfile::tempdir().unwrap();
+    let (decoy, bin) = (dirs.path().join("decoy"), dirs.path().join("bin"));
+    for dir in [&decoy, &bin] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    std::fs::write(decoy.join("fake-provider"), "not a program\n").unwrap();
+    std::os::unix::fs::symlink(fake(), bin.join("fake-provider")).unwrap();
+    let path = std::env::join_paths(
+        [decoy.clone(), bin.clone()]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut provider = Provider::fake("none");
+    provider.command = Some(vec![
+        "fake-provider".into(),
+        "--fault".into(),
+        "none".into(),
+    ]);
+    let config = Config::new(&[provider]);
+    let config_file = config.file();
+    let host = Host::start_env(
+        repo.path(),
+        &["--config", config_file.to_str().unwrap()],
+        &[("PATH", Path::new(&path))],
+    );
+    let verdict = host.evaluate("interactive").await;
+    assert_eq!(verdict["decision"], "allow", "{verdict:#}");
+    let status = host.call("host/authority/status", json!({})).await.unwrap();
+    let integrity = status["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "fake")
+        .map(|p| p["authorityEvidence"]["integrity"].clone())
+        .unwrap_or_else(|| panic!("{status:#}"));
+    let hashed = std::process::Command::new("sha256sum")
+        .arg(fake())
+        .output()
+        .unwrap();
+    let hex = String::from_utf8_lossy(&hashed.stdout);
+    let hex = hex.split_whitespace().next().unwrap();
+    assert_eq!(integrity, format!("sha256:{hex}"), "{status:#}");
+    host.finish().await;
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use bridge_core::FailClass;
-use bridge_core::child::{ChildPeer, ChildSpec};
+use bridge_core::child::{self, ChildPeer, ChildSpec};
 use bridge_core::peer::{CallOptions, Peer, PeerConfig};
 use serde_json::{Value, json};
 
@@ -56,10 +56,18 @@ impl Session {
         baseline: &Baseline,
         deadline: Duration,
     ) -> Result<Session, StartFailure> {
-        let program = spec.command[0].clone();
-        let search_from = cwd.to_path_buf();
+        // Resolved once: the file hashed is the file run. A program that cannot be found is
+        // started by its name, so that the spawn's own error says what is wrong.
+        let named = &spec.command[0];
+        let resolved = child::program::resolve(named, cwd);
+        let program = resolved
+            .as_deref()
+            .and_then(Path::to_str)
+            .map_or_else(|| named.clone(), str::to_owned);
         // Hashed while the provider starts; cached, so a restart does not hash it again.
-        let integrity = tokio::task::spawn_blocking(move || integrity_of(&program, &search_from));
+        let integrity = tokio::task::spawn_blocking(move || {
+            resolved.map_or_else(|| UNKNOWN.to_owned(), |path| integrity_of(&path))
+        });
         let handler = Arc::new(Callbacks {
             scope: scope.clone(),
             workspace: workspace.clone(),
@@ -70,11 +78,7 @@ impl Session {
             role: bridge_core::Role::Provider,
             ..PeerConfig::default()
         };
-        let child_spec = ChildSpec::new(
-            spec.command[0].clone(),
-            spec.command[1..].to_vec(),
-            cwd.to_path_buf(),
-        );
+        let child_spec = ChildSpec::new(program, spec.command[1..].to_vec(), cwd.to_path_buf());
         let child = ChildPeer::spawn(child_spec, config, handler).map_err(|e| {
             retry(Failure::new(
                 "unavailable",
@@ -98,9 +102,7 @@ impl Session {
         let initialized = session
             .initialize(spec, workspace, scope, baseline, deadline)
             .await;
-        let integrity = integrity
-            .await
-            .unwrap_or_else(|_| "sha256:unknown".to_owned());
+        let integrity = integrity.await.unwrap_or_else(|_| UNKNOWN.to_owned());
         match initialized {
             Ok(identity) => Ok(Session {
                 identity: Identity {
@@ -393,29 +395,18 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
     }
 }
 
-/// `sha256:<hex>` of the executable `program` names (searched on `PATH` when it has no slash).
-fn integrity_of(program: &str, cwd: &Path) -> String {
-    let path = if program.contains('/') {
-        cwd.join(program)
-    } else {
-        std::env::var_os("PATH")
-            .map(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|dir| dir.join(program))
-                    .collect::<Vec<PathBuf>>()
-            })
-            .unwrap_or_default()
-            .into_iter()
-            .find(|candidate| candidate.is_file())
-            .unwrap_or_else(|| PathBuf::from(program))
-    };
+/// The integrity of a program that could not be hashed.
+const UNKNOWN: &str = "sha256:unknown";
+
+/// `sha256:<hex>` of the executable at `path` (as [`child::program::resolve`] found it).
+fn integrity_of(path: &Path) -> String {
     /// Path, size and modification time of a hashed executable, and its digest.
     type Hashed = (PathBuf, u64, Option<SystemTime>, String);
     static CACHE: Mutex<Vec<Hashed>> = Mutex::new(Vec::new());
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return "sha256:unknown".to_owned();
+    let Ok(meta) = std::fs::metadata(path) else {
+        return UNKNOWN.to_owned();
     };
-    let key = (path.clone(), meta.len(), meta.modified().ok());
+    let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
     let cached = CACHE.lock().ok().and_then(|c| {
         c.iter()
             .find(|e| (&e.0, e.1, e.2) == (&key.0, key.1, key.2))
@@ -424,9 +415,9 @@ fn integrity_of(program: &str, cwd: &Path) -> String {
     if let Some(digest) = cached {
         return digest;
     }
-    let digest = match std::fs::File::open(&path).and_then(crate::snapshot::hash_stream) {
+    let digest = match std::fs::File::open(path).and_then(crate::snapshot::hash_stream) {
         Ok(blob) => format!("sha256:{}", blob.id.trim_start_matches("blob:sha256:")),
-        Err(_) => return "sha256:unknown".to_owned(),
+        Err(_) => return UNKNOWN.to_owned(),
     };
     if let Ok(mut cache) = CACHE.lock() {
         cache.retain(|e| e.0 != key.0);
