@@ -39,12 +39,14 @@ const SHUTDOWN_TOTAL: Duration = Duration::from_secs(5);
 /// The method asked first on shutdown.
 const SHUTDOWN_METHOD: &str = "shutdown";
 
-/// What to run: a program, its arguments and its working directory.
+/// What to run: a program, its arguments, its working directory, and variables set in its
+/// environment on top of this process's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChildSpec {
     pub program: String,
     pub args: Vec<String>,
     pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
 }
 
 impl ChildSpec {
@@ -53,6 +55,7 @@ impl ChildSpec {
             program: program.into(),
             args,
             cwd: cwd.into(),
+            env: Vec::new(),
         }
     }
 }
@@ -80,6 +83,7 @@ impl ChildPeer {
         command
             .args(&spec.args)
             .current_dir(&spec.cwd)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use bridge_core::child::program::BUILD_FINGERPRINT_ENV;
 use bridge_core::peer::{
     Answer, CallOptions, ExitProbe, Handler, IncomingRequest, Peer, PeerConfig, method_not_found,
 };
@@ -18,7 +19,7 @@ use tokio::sync::Notify;
 
 use test_support::schema::asp_errors;
 
-use crate::support::bridge_bin;
+use crate::support::{blob_id, bridge_bin};
 
 /// The host side: serves blobs from memory (utf-8), records every id asked for, and never answers
 /// a read of `hang` (it says when one arrived, and when its handler was dropped by a cancel).
@@ -77,8 +78,15 @@ fn blob(text: &str) -> String {
 }
 
 fn start(host: Arc<Host>) -> (Child, Peer) {
+    start_with(host, &[])
+}
+
+/// The provider with `env` set on top of this process's environment.
+fn start_with(host: Arc<Host>, env: &[(&str, &str)]) -> (Child, Peer) {
     let mut child = Command::new(bridge_bin())
         .args(["provider", "hygiene"])
+        .env_remove(BUILD_FINGERPRINT_ENV)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -299,4 +307,29 @@ async fn a_cancelled_evaluation_stops_and_cancels_its_own_reads() {
         status.success(),
         "the end of its input ends the process: {status}"
     );
+}
+
+/// The build fingerprint is the digest of the executable: the one the host hands over when it runs
+/// the provider from its own executable (so the file is hashed once), else the provider's own hash
+/// of itself; a handed-over value that is no sha256 digest is ignored.
+#[tokio::test]
+async fn the_build_fingerprint_is_the_digest_the_host_hands_over_or_its_own_hash() {
+    let own = blob_id(&std::fs::read(bridge_bin()).unwrap()).replace("blob:sha256:", "sha256:");
+    let handed = format!("sha256:{}", "ab".repeat(32));
+    for (env, expected) in [
+        (Some(handed.as_str()), handed.as_str()),
+        (Some("sha256:not-a-digest"), own.as_str()),
+        (None, own.as_str()),
+    ] {
+        let env: Vec<(&str, &str)> = env
+            .map(|v| (BUILD_FINGERPRINT_ENV, v))
+            .into_iter()
+            .collect();
+        let (mut child, peer) = start_with(Arc::new(Host::default()), &env);
+        let init = call(&peer, "initialize", initialize_params("asp/1.0"))
+            .await
+            .unwrap();
+        assert_eq!(init["serverInfo"]["fingerprint"], expected, "{env:?}");
+        child.kill().await.unwrap();
+    }
 }

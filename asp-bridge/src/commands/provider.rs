@@ -5,6 +5,7 @@
 use std::io::Read as _;
 
 use anyhow::Context as _;
+use bridge_core::child::program::{BUILD_FINGERPRINT_ENV, is_sha256_digest};
 use hygiene_provider::Identity;
 use sha2::{Digest as _, Sha256};
 
@@ -13,9 +14,14 @@ use crate::flags::{ProviderArgs, ProviderKind};
 pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
     match args.provider {
         ProviderKind::Hygiene => {
-            let fingerprint = tokio::task::spawn_blocking(build_fingerprint)
-                .await
-                .context("hashing this executable stopped")??;
+            // The host that runs this from its own executable hands over the digest it computed
+            // of that file; run by hand, the provider hashes itself.
+            let fingerprint = match std::env::var(BUILD_FINGERPRINT_ENV) {
+                Ok(digest) if is_sha256_digest(&digest) => digest,
+                _ => tokio::task::spawn_blocking(build_fingerprint)
+                    .await
+                    .context("hashing this executable stopped")??,
+            };
             let identity = Identity {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
                 fingerprint,

@@ -3,6 +3,18 @@
 
 use std::path::{Path, PathBuf};
 
+/// The variable in which a host hands a provider it runs from its own executable the digest it
+/// computed of that file (`sha256:<hex>`), so that the provider need not hash the same file again
+/// for its build fingerprint.
+pub const BUILD_FINGERPRINT_ENV: &str = "ASP_BRIDGE_BUILD_FINGERPRINT";
+
+/// Whether `value` has the shape of such a digest: `sha256:` and 64 lowercase hex digits.
+pub fn is_sha256_digest(value: &str) -> bool {
+    value.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 /// The file `program` names: with a slash, that path (relative to `cwd`); without one, the first
 /// executable regular file of that name in an absolute directory of `PATH` (a relative `PATH`
 /// entry is skipped: it would depend on where the program is started). `None` when there is none.

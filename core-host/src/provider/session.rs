@@ -64,10 +64,18 @@ impl Session {
             .as_deref()
             .and_then(Path::to_str)
             .map_or_else(|| named.clone(), str::to_owned);
-        // Hashed while the provider starts; cached, so a restart does not hash it again.
+        // Hashed while the provider starts; cached, so a restart does not hash it again. A built-in
+        // provider is this host's own executable: it is hashed first and the digest handed over,
+        // so that the provider does not hash the same file again for its build fingerprint.
         let integrity = tokio::task::spawn_blocking(move || {
             resolved.map_or_else(|| UNKNOWN.to_owned(), |path| integrity_of(&path))
         });
+        let (integrity, handed) = if spec.builtin {
+            let digest = integrity.await.unwrap_or_else(|_| UNKNOWN.to_owned());
+            (Integrity::Known(digest.clone()), Some(digest))
+        } else {
+            (Integrity::Hashing(integrity), None)
+        };
         let handler = Arc::new(Callbacks {
             scope: scope.clone(),
             workspace: workspace.clone(),
@@ -78,7 +86,12 @@ impl Session {
             role: bridge_core::Role::Provider,
             ..PeerConfig::default()
         };
-        let child_spec = ChildSpec::new(program, spec.command[1..].to_vec(), cwd.to_path_buf());
+        let mut child_spec = ChildSpec::new(program, spec.command[1..].to_vec(), cwd.to_path_buf());
+        if let Some(digest) = handed.filter(|d| child::program::is_sha256_digest(d)) {
+            child_spec
+                .env
+                .push((child::program::BUILD_FINGERPRINT_ENV.to_owned(), digest));
+        }
         let child = ChildPeer::spawn(child_spec, config, handler).map_err(|e| {
             retry(Failure::new(
                 "unavailable",
@@ -102,7 +115,10 @@ impl Session {
         let initialized = session
             .initialize(spec, workspace, scope, baseline, deadline)
             .await;
-        let integrity = integrity.await.unwrap_or_else(|_| UNKNOWN.to_owned());
+        let integrity = match integrity {
+            Integrity::Known(digest) => digest,
+            Integrity::Hashing(task) => task.await.unwrap_or_else(|_| UNKNOWN.to_owned()),
+        };
         match initialized {
             Ok(identity) => Ok(Session {
                 identity: Identity {
@@ -397,6 +413,12 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
 
 /// The integrity of a program that could not be hashed.
 const UNKNOWN: &str = "sha256:unknown";
+
+/// A provider's integrity: known before it started, or being hashed while it starts.
+enum Integrity {
+    Known(String),
+    Hashing(tokio::task::JoinHandle<String>),
+}
 
 /// `sha256:<hex>` of the executable at `path` (as [`child::program::resolve`] found it).
 fn integrity_of(path: &Path) -> String {
