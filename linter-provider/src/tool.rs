@@ -1,0 +1,303 @@
+//! One run of a linter: its argv (never a shell) in the scratch folder, in a process group of its
+//! own, with a deadline and capped output. Past the deadline, past the output cap, or when the run
+//! is dropped (the evaluation cancelled), the whole group is killed while its leader is not yet
+//! reaped, so the id signalled is still the group's; after a normal exit the group is killed too,
+//! so that nothing the linter started outlives it.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt as _};
+use tokio::process::{Child, Command};
+
+use crate::error::{Error, Result};
+
+/// The bounds of one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub deadline: Duration,
+    /// Bytes of stdout kept; past them the linter is stopped and the run says so.
+    pub max_stdout: usize,
+    /// Bytes of stderr kept (the rest is read and dropped).
+    pub max_stderr: usize,
+}
+
+/// What a finished run gave.
+#[derive(Debug)]
+pub struct Ran {
+    /// The exit status; `None` when it ended by a signal (or was stopped past the output cap).
+    pub code: Option<i32>,
+    pub stdout: Vec<u8>,
+    /// Whether stdout went past [`Limits::max_stdout`] (the linter was stopped).
+    pub stdout_over: bool,
+    /// The first [`Limits::max_stderr`] bytes of stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// Kills a process group when dropped.
+struct Group(Option<i32>);
+
+impl Group {
+    #[allow(unsafe_code)]
+    fn kill(&self) {
+        if let Some(id) = self.0 {
+            // SAFETY: killpg takes plain integers; the group's leader is not reaped yet.
+            unsafe { libc::killpg(id, libc::SIGKILL) };
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The group, then the child: fields drop in this order, so the group is killed before the child
+/// could be reaped.
+struct Running {
+    group: Group,
+    child: Child,
+}
+
+/// Runs `argv` in `cwd` within `limits`. `Err` when it cannot start, misses its deadline (killed),
+/// or its output cannot be read; an exit status of any kind is the caller's to judge.
+pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
+    let program = argv.first().cloned().unwrap_or_default();
+    if program.is_empty() {
+        return Err(Error::Config("the linter's command is empty".into()));
+    }
+    let child = Command::new(&program)
+        .args(&argv[1..])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| Error::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
+    let mut running = Running { group, child };
+    let stdout = running.child.stdout.take();
+    let stderr = running.child.stderr.take();
+    let io = |source| Error::Io {
+        program: program.clone(),
+        source,
+    };
+    let outputs = async {
+        tokio::try_join!(
+            read_capped(stdout, limits.max_stdout, true),
+            read_capped(stderr, limits.max_stderr, false),
+        )
+    };
+    let ((stdout, stdout_over), (stderr, _)) =
+        match tokio::time::timeout(limits.deadline, outputs).await {
+            Ok(read) => read.map_err(io)?,
+            Err(_) => {
+                running.group.kill();
+                return Err(Error::Timeout {
+                    program,
+                    ms: limits.deadline.as_millis(),
+                });
+            }
+        };
+    if stdout_over {
+        running.group.kill();
+    }
+    // Both pipes are closed: the linter is done or about to be. Its exit is awaited without
+    // reaping it, so that the group can still be killed by its id before the reap.
+    let leader = running.group.0;
+    let exited = tokio::task::spawn_blocking(move || leader.map(wait_unreaped));
+    match tokio::time::timeout(limits.deadline, exited).await {
+        Ok(_) => {}
+        Err(_) => {
+            running.group.kill();
+            return Err(Error::Timeout {
+                program,
+                ms: limits.deadline.as_millis(),
+            });
+        }
+    }
+    running.group.kill();
+    let status = running.child.wait().await.map_err(io)?;
+    Ok(Ran {
+        code: if stdout_over { None } else { status.code() },
+        stdout,
+        stdout_over,
+        stderr,
+    })
+}
+
+/// Blocks until process `pid` has exited, leaving it unreaped (`waitid` with `WNOWAIT`).
+#[allow(unsafe_code)]
+fn wait_unreaped(pid: i32) {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid only writes into `info`.
+        let done = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if done == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+/// Reads `pipe` to its end, keeping its first `cap` bytes; with `stop`, reading ends once more than
+/// `cap` came, and the second value says so.
+async fn read_capped(
+    pipe: Option<impl AsyncRead + Unpin>,
+    cap: usize,
+    stop: bool,
+) -> std::io::Result<(Vec<u8>, bool)> {
+    let Some(mut pipe) = pipe else {
+        return Ok((Vec::new(), false));
+    };
+    let mut kept = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = pipe.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok((kept, false));
+        }
+        let room = cap.saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..n.min(room)]);
+        if n > room && stop {
+            return Ok((kept, true));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            deadline: Duration::from_secs(20),
+            max_stdout: 1 << 20,
+            max_stderr: 4096,
+        }
+    }
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    /// Whether a process with this pid still exists (a zombie counts as gone).
+    fn alive(pid: &str) -> bool {
+        assert!(pid.trim().parse::<u32>().is_ok(), "a pid: {pid:?}");
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    }
+
+    #[tokio::test]
+    async fn a_run_gives_its_status_its_output_and_a_capped_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "printf out; printf '%5000s' err >&2; exit 3";
+        let ran = run(&sh(script), dir.path(), limits()).await.unwrap();
+        assert_eq!((ran.code, ran.stdout.as_slice()), (Some(3), &b"out"[..]));
+        assert_eq!(ran.stderr.len(), 4096);
+        assert!(!ran.stdout_over);
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let argv = vec!["no-such-linter-anywhere".to_owned()];
+        let error = run(&argv, dir.path(), limits()).await.unwrap_err();
+        assert!(matches!(error, Error::Spawn { .. }), "{error}");
+        assert!(error.to_string().contains("no-such-linter-anywhere"));
+    }
+
+    #[tokio::test]
+    async fn past_the_deadline_the_linter_and_what_it_started_are_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("helper.pid");
+        let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+        let started = Instant::now();
+        let short = Limits {
+            deadline: Duration::from_millis(500),
+            ..limits()
+        };
+        let error = run(&sh(&script), dir.path(), short).await.unwrap_err();
+        assert!(matches!(error, Error::Timeout { .. }), "{error}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "long before the sleep ends"
+        );
+        let helper = std::fs::read_to_string(&pid_file).unwrap();
+        eventually(|| !alive(&helper));
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_output_stops_the_linter_at_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let capped = Limits {
+            max_stdout: 100_000,
+            ..limits()
+        };
+        let ran = run(&sh("yes flood"), dir.path(), capped).await.unwrap();
+        assert!(ran.stdout_over);
+        assert_eq!(ran.stdout.len(), 100_000);
+        assert_eq!(ran.code, None, "stopped, not exited");
+    }
+
+    #[tokio::test]
+    async fn a_helper_left_behind_after_a_normal_exit_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("helper.pid");
+        // The helper keeps no pipe open, so the run ends when the shell exits.
+        let script = format!(
+            "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > {}; exit 0",
+            pid_file.display()
+        );
+        let ran = run(&sh(&script), dir.path(), limits()).await.unwrap();
+        assert_eq!(ran.code, Some(0));
+        let helper = std::fs::read_to_string(&pid_file).unwrap();
+        eventually(|| !alive(&helper));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_run_kills_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("leader.pid");
+        let script = format!("echo $$ > {}; sleep 300", pid_file.display());
+        let argv = sh(&script);
+        let pending = run(&argv, dir.path(), limits());
+        // Polled until the leader wrote its pid, then dropped: the evaluation was cancelled.
+        tokio::select! {
+            _ = pending => panic!("the run cannot finish"),
+            () = async {
+                while !std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')) {
+                    tokio::task::yield_now().await;
+                }
+            } => {}
+        }
+        let leader = std::fs::read_to_string(&pid_file).unwrap();
+        eventually(|| !alive(&leader));
+    }
+
+    /// Waits, up to 10 s, for `done`: a kill is seen by the kernel at once, but the exit takes a
+    /// moment to show.
+    fn eventually(done: impl Fn() -> bool) {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < until, "still running after 10 s");
+            std::thread::yield_now();
+        }
+    }
+}
