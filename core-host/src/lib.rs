@@ -15,6 +15,8 @@ pub mod config;
 mod decide;
 mod error;
 mod evaluate;
+// Its unit tests run in every `cargo test` of this crate; the shipped binary never has it.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod glob;

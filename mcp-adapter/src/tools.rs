@@ -551,6 +551,7 @@ fn parse<A: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<A, Error>
 }
 
 /// The output as JSON within `budget` bytes, shrinking its lists as needed.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Result<Value, Error> {
     fit_with_text(output, budget).map(|(value, _)| value)
 }

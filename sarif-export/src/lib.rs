@@ -11,6 +11,9 @@
 //! `schema-check`). Only this crate knows serde-sarif.
 
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod limits;
 mod line_hash;
 mod saved;
@@ -140,16 +143,6 @@ impl Export<'_> {
             );
         }
         Ok(written.bytes)
-    }
-}
-
-// Exists for `fuzz/` (the cargo-fuzz crate outside the workspace): the line hashing of file text,
-// which `export` only reaches through files on disk. Not for other callers.
-#[doc(hidden)]
-pub mod fuzzing {
-    /// GitHub's `primaryLocationLineHash` of every line of `text`; index 0 is line 1.
-    pub fn line_hashes(text: &str) -> Vec<String> {
-        crate::line_hash::line_hashes(text)
     }
 }
 
