@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use crate::config::CallSite;
 use crate::decide::{self, Item, Outcome, Request};
 use crate::host::Host;
+use crate::outer_error::not_ready;
 use crate::plan::{self, Entry};
 use crate::policy::{POLICY_PATH, Policy};
 use crate::provider::{Evaluation, Failure};
@@ -157,7 +158,7 @@ async fn take_in(
             true,
         )
     })?;
-    let (own, baseline, _, policy, intake) = finished.map_err(crate::outer::not_ready)?;
+    let (own, baseline, _, policy, intake) = finished.map_err(not_ready)?;
     let intake: Intake = intake.map_err(|e| {
         error_object(
             -32013,
