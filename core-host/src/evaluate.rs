@@ -15,11 +15,11 @@ use crate::decide::{self, Item, Outcome, Request};
 use crate::host::Host;
 use crate::outer_error::not_ready;
 use crate::plan::{self, Entry};
-use crate::policy::{POLICY_PATH, Policy};
+use crate::policy::{POLICY_PATH, Policies, Policy};
 use crate::provider::{Evaluation, Failure};
 use crate::receipt::{self, Degradation};
 use crate::schema::{self, Shape};
-use crate::snapshot::{self, Baseline, Intake};
+use crate::snapshot::{self, Baseline, Intake, Workspace};
 use crate::{assessment, json, leave_out};
 
 /// Deadline of a whole evaluation when neither the request nor the policy sets one.
@@ -111,24 +111,13 @@ async fn take_in(
     // on this thread. Its outcome is used only for params that pass the check (intake takes any
     // JSON: paths are checked there, blob ids are compared, never trusted).
     let blocking = snapshot::hop(move || {
-        let submitted = &submitted["changeset"];
-        let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
-        let policy = policies.load(&workspace, &own);
-        let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
-            Ok(baseline) => {
-                let deadline = Instant::now() + budget(asked_budget, &policy, call_site);
-                let intake = snapshot::intake(&workspace, &baseline, submitted, deadline);
-                (baseline, intake)
-            }
-            Err(refused) => (
-                own.clone(),
-                Ok(Intake {
-                    stale_baseline: Some(refused),
-                    ..Intake::default()
-                }),
-            ),
-        };
-        Ok::<_, String>((own, baseline, moved, policy, intake))
+        read_workspace(
+            &workspace,
+            &policies,
+            &submitted["changeset"],
+            call_site,
+            asked_budget,
+        )
     });
     let checked = schema::check(Shape::EvaluateParams, params).map(|()| {
         let request_digest = receipt::request_digest("host/evaluateChangeset", params);
@@ -175,6 +164,39 @@ async fn take_in(
         policy,
         intake,
     })
+}
+
+/// What the blocking work of intake read: the host's own baseline, the baseline the changeset is
+/// checked against, whether `HEAD` moved, the policy in force and the changeset's intake.
+type Read = (Baseline, Baseline, bool, Policy, Result<Intake, String>);
+
+/// The blocking work of intake: the host's baseline refreshed, the policy committed there loaded,
+/// and the changeset's blobs checked against the baseline it names (a baseline the host refuses
+/// is a stale one, and nothing is checked). `Err` when the workspace cannot be read.
+fn read_workspace(
+    workspace: &Workspace,
+    policies: &Policies,
+    submitted: &Value,
+    call_site: CallSite,
+    asked_budget: Option<u64>,
+) -> Result<Read, String> {
+    let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
+    let policy = policies.load(workspace, &own);
+    let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
+        Ok(baseline) => {
+            let deadline = Instant::now() + budget(asked_budget, &policy, call_site);
+            let intake = snapshot::intake(workspace, &baseline, submitted, deadline);
+            (baseline, intake)
+        }
+        Err(refused) => (
+            own.clone(),
+            Ok(Intake {
+                stale_baseline: Some(refused),
+                ..Intake::default()
+            }),
+        ),
+    };
+    Ok((own, baseline, moved, policy, intake))
 }
 
 /// What the host itself finds wrong with the candidate, before any provider runs: an invalid
