@@ -31,6 +31,24 @@ PATH=$venv/bin:$PATH CARGO_TARGET_DIR=$out maturin build --locked --profile dist
 binary=$out/x86_64-unknown-linux-gnu/dist/asp-bridge
 wheel=$(ls "$out"/wheels/asp_bridge-"$version"-*.whl)
 
+# The fuzzing entry points (each crate's `fuzzing` module, behind its `fuzzing` feature) are not in
+# what ships: no symbol of theirs, and no panic location in one of their files (the dist binary is
+# stripped, so the second is what a stripped binary still shows).
+step "no fuzzing module in the binary"
+if command -v nm >/dev/null 2>&1; then
+  symbols=$(nm -C "$binary" 2>/dev/null || true) # none at all when stripped
+  if grep -q '::fuzzing::' <<<"$symbols"; then
+    echo "asp-bridge: package: the dist binary holds fuzzing symbols" >&2
+    exit 1
+  fi
+else
+  echo "asp-bridge: package: nm is missing: the symbol check is skipped" >&2
+fi
+if grep -q -a -E '(core-host|lsp-adapter|mcp-adapter|sarif-export)/src/fuzzing\.rs' "$binary"; then
+  echo "asp-bridge: package: the dist binary holds code of a fuzzing module" >&2
+  exit 1
+fi
+
 step "npm packages"
 platform=$out/npm/asp-bridge-linux-x64
 mkdir -p "$platform/bin"

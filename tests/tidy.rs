@@ -394,6 +394,87 @@ fn installing_the_product_installs_no_test_tool() {
     }
 }
 
+/// The `fuzzing` modules (entry points for `fuzz/` into private code) are compiled only with their
+/// crate's `fuzzing` feature (or in its own unit tests), and nothing the product is built from turns
+/// the feature on: the release build compiles no fuzzing module.
+#[test]
+fn the_release_build_compiles_no_fuzzing_module() {
+    let gates = [
+        "#[cfg(feature = \"fuzzing\")]",
+        "#[cfg(any(test, feature = \"fuzzing\"))]",
+    ];
+    let mut ungated = Vec::new();
+    let mut found = 0;
+    for path in rust_files().into_iter().filter(|p| !is_test_code(p)) {
+        let text = read(&path);
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            let line = line.trim();
+            let declared = ["mod fuzzing", "pub mod fuzzing", "pub(crate) mod fuzzing"]
+                .iter()
+                .any(|d| line.strip_prefix(d).is_some_and(|r| r == ";" || r == " {"));
+            if !declared {
+                continue;
+            }
+            found += 1;
+            // The attributes and comments right above the declaration.
+            let above = lines[..n]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .take_while(|l| l.starts_with("#[") || l.starts_with("//"));
+            if !above.clone().any(|l| gates.contains(&l)) {
+                ungated.push(format!("{}:{}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(found > 0, "the check finds the fuzzing modules");
+    assert!(
+        ungated.is_empty(),
+        "put these under #[cfg(feature = \"fuzzing\")]: {ungated:?}"
+    );
+
+    // No package asp-bridge is built from (through normal dependencies) asks for `fuzzing`, nor
+    // has it among its default features.
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let package = |name: &str| packages.iter().find(|p| p["name"] == name);
+    let names = |value: &serde_json::Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect()
+    };
+    let mut problems = Vec::new();
+    let mut stack = vec!["asp-bridge".to_owned()];
+    let mut seen = BTreeSet::new();
+    while let Some(name) = stack.pop() {
+        let Some(p) = package(&name) else { continue };
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let defaults = names(&p["features"]["default"]);
+        if defaults.iter().any(|f| f.ends_with("fuzzing")) {
+            problems.push(format!("{name} turns fuzzing on by default: {defaults:?}"));
+        }
+        for dependency in p["dependencies"].as_array().expect("dependencies") {
+            if !dependency["kind"].is_null() {
+                continue;
+            }
+            let dep = dependency["name"].as_str().expect("dependency name");
+            let features = names(&dependency["features"]);
+            if features.iter().any(|f| f == "fuzzing") {
+                problems.push(format!("{name} turns on {dep}'s fuzzing feature"));
+            }
+            stack.push(dep.to_owned());
+        }
+    }
+    assert!(seen.contains("core-host"), "the walk reaches the crates");
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
 /// The value of the first `key = "value"` line after the line `[table]` of a TOML file.
 fn toml_string(text: &str, table: &str, key: &str) -> Option<String> {
     let header = format!("[{table}]");

@@ -8,18 +8,17 @@ mod commands;
 mod flags;
 mod host_choice;
 mod log;
+mod setup;
 mod stdio;
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context as _;
-use bridge_core::{FailClass, HostConfig};
+use bridge_core::FailClass;
 use clap::Parser;
 
-use crate::flags::{Cli, Command, HostArgs};
+use crate::flags::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -144,40 +143,6 @@ fn host_fail_class(error: &bridge_core::Error) -> FailClass {
         } if host_choice::embedded_in_use() => FailClass::Input,
         other => other.fail_class(),
     }
-}
-
-/// The workspace root: `--repo` or the current directory, made absolute; it must be a directory.
-pub(crate) fn workspace_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let repo = match repo {
-        Some(repo) => repo.to_path_buf(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    let root = repo
-        .canonicalize()
-        .with_context(|| format!("workspace root {}", repo.display()))?;
-    anyhow::ensure!(
-        root.is_dir(),
-        "workspace root {} is not a directory",
-        repo.display()
-    );
-    Ok(root)
-}
-
-/// The host configuration of a one-shot command (`status`, `sarif`): its first call is the
-/// handshake, and `--timeout-ms` bounds that one too.
-pub(crate) fn one_shot_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostConfig> {
-    let mut config = host_config(args, repo)?;
-    config.handshake_timeout = config.handshake_timeout.min(config.client.request_timeout);
-    Ok(config)
-}
-
-/// The host configuration the flags describe (the host chosen as `host_choice` says).
-pub(crate) fn host_config(args: &HostArgs, repo: &Path) -> anyhow::Result<HostConfig> {
-    let command = host_choice::choose(args)?.command(repo)?;
-    let mut config = HostConfig::new(command, repo.to_path_buf());
-    config.client.request_timeout = Duration::from_millis(args.timeout_ms);
-    config.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);
-    Ok(config)
 }
 
 #[cfg(test)]

@@ -14,12 +14,13 @@ use tokio::task::JoinSet;
 use crate::config::CallSite;
 use crate::decide::{self, Item, Outcome, Request};
 use crate::host::Host;
+use crate::outer_error::not_ready;
 use crate::plan::{self, Entry};
-use crate::policy::{POLICY_PATH, Policy};
+use crate::policy::{POLICY_PATH, Policies, Policy};
 use crate::provider::{Evaluation, Failure};
 use crate::receipt::{self, Degradation};
 use crate::schema::{self, Shape};
-use crate::snapshot::{self, Intake};
+use crate::snapshot::{self, Baseline, Intake, Workspace};
 use crate::{assessment, json, leave_out};
 
 /// Deadline of a whole evaluation when neither the request nor the policy sets one.
@@ -33,15 +34,76 @@ fn budget(asked: Option<u64>, policy: &Policy, call_site: CallSite) -> Duration 
         .map_or(DEFAULT_BUDGET, Duration::from_millis)
 }
 
+/// `host/evaluateChangeset`, in the order of the Core profile's candidate flow and decision rules:
+/// the candidate taken in, the host's own degradations, the providers the call site requires,
+/// their Assessments (or why none counts), what the trusted configuration leaves out, and the
+/// decision with its receipt.
 pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorObject> {
     let started = SystemTime::now();
     let begun = Instant::now();
     let call_site =
         CallSite::parse(params["callSite"].as_str().unwrap_or_default()).unwrap_or(CallSite::Gate);
     let asked_budget = params["timeoutMs"].as_u64();
-    // Shared, not copied: with the blocking work below, and later with the providers' calls.
+    // Shared, not copied: with the blocking work of intake, and later with the providers' calls.
     let params = Arc::new(params);
+    let mut candidate = take_in(host, &params, call_site, asked_budget).await?;
+    let mut host_degraded = host_degradations(&candidate, &params["changeset"]);
+    let entries = plan::plan(&host.slots, &candidate.policy, call_site);
+    let items = if blocks(&host_degraded) {
+        not_run(host, &entries, call_site, &candidate, &host_degraded[0])
+    } else {
+        let budget = budget(asked_budget, &candidate.policy, call_site);
+        let evaluation = Evaluation {
+            request: params.clone(),
+            changeset_digest: candidate.changeset_digest.clone(),
+            comparison: params["comparison"].as_str().unwrap_or("all").to_owned(),
+            baseline: candidate.baseline.clone(),
+            blobs: Arc::new(std::mem::take(&mut candidate.intake.blobs)),
+            // The budget covers the whole request: what intake took is no longer the providers'.
+            deadline: budget.saturating_sub(begun.elapsed()),
+            call_site,
+        };
+        let links = std::mem::take(&mut candidate.intake.links);
+        let (mut outcomes, narrowed) = run(host, &entries, &evaluation, &links).await;
+        host_degraded.extend(leave_out(host, &mut outcomes, &narrowed));
+        merge(host, &entries, call_site, &candidate, &outcomes)
+    };
+    Ok(decide::decide(
+        Request {
+            call_site,
+            request_digest: candidate.request_digest,
+            changeset_digest: &candidate.changeset_digest,
+            policy_digest: &candidate.policy.digest,
+            baseline: &candidate.baseline.value,
+            started,
+            host_degraded,
+        },
+        &items,
+    ))
+}
 
+/// What intake made of a request whose params passed the schema check.
+struct Candidate {
+    request_digest: String,
+    changeset_digest: String,
+    /// The host's own baseline (`HEAD`), whose committed policy is in force.
+    own: Baseline,
+    /// The baseline the changeset is checked against: `own`, or the one it names (verified).
+    baseline: Baseline,
+    policy: Policy,
+    intake: Intake,
+}
+
+/// Takes the candidate in: the params checked against the schema, the host's baseline refreshed
+/// (a move of `HEAD` passed on to the providers), the policy in force loaded and the changeset's
+/// blobs checked against the workspace. Refused params are an `input` error, an unreadable
+/// workspace a retryable `health` one, a changeset that cannot be read `invalid_changeset`.
+async fn take_in(
+    host: &Host,
+    params: &Arc<Value>,
+    call_site: CallSite,
+    asked_budget: Option<u64>,
+) -> Result<Candidate, ErrorObject> {
     let (workspace, policies) = (host.workspace.clone(), host.policies.clone());
     let submitted = params.clone();
     // The policy in force is always the one committed at the host's own baseline; the changeset
@@ -51,27 +113,16 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     // on this thread. Its outcome is used only for params that pass the check (intake takes any
     // JSON: paths are checked there, blob ids are compared, never trusted).
     let blocking = snapshot::hop(move || {
-        let submitted = &submitted["changeset"];
-        let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
-        let policy = policies.load(&workspace, &own);
-        let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
-            Ok(baseline) => {
-                let deadline = Instant::now() + budget(asked_budget, &policy, call_site);
-                let intake = snapshot::intake(&workspace, &baseline, submitted, deadline);
-                (baseline, intake)
-            }
-            Err(refused) => (
-                own.clone(),
-                Ok(Intake {
-                    stale_baseline: Some(refused),
-                    ..Intake::default()
-                }),
-            ),
-        };
-        Ok::<_, String>((own, baseline, moved, policy, intake))
+        read_workspace(
+            &workspace,
+            &policies,
+            &submitted["changeset"],
+            call_site,
+            asked_budget,
+        )
     });
-    let checked = schema::check(Shape::EvaluateParams, &params).map(|()| {
-        let request_digest = receipt::request_digest("host/evaluateChangeset", &params);
+    let checked = schema::check(Shape::EvaluateParams, params).map(|()| {
+        let request_digest = receipt::request_digest("host/evaluateChangeset", params);
         (request_digest, json::digest(&params["changeset"]))
     });
     let finished = blocking.join().await;
@@ -98,10 +149,8 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             true,
         )
     })?;
-    let comparison = params["comparison"].as_str().unwrap_or("all").to_owned();
-    let changeset = &params["changeset"];
-    let (own, baseline, _, policy, intake) = finished.map_err(crate::outer::not_ready)?;
-    let mut intake: Intake = intake.map_err(|e| {
+    let (own, baseline, _, policy, intake) = finished.map_err(not_ready)?;
+    let intake: Intake = intake.map_err(|e| {
         error_object(
             -32013,
             format!("invalid_changeset: {e}"),
@@ -109,7 +158,54 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             false,
         )
     })?;
+    Ok(Candidate {
+        request_digest,
+        changeset_digest,
+        own,
+        baseline,
+        policy,
+        intake,
+    })
+}
 
+/// What the blocking work of intake read: the host's own baseline, the baseline the changeset is
+/// checked against, whether `HEAD` moved, the policy in force and the changeset's intake.
+type Read = (Baseline, Baseline, bool, Policy, Result<Intake, String>);
+
+/// The blocking work of intake: the host's baseline refreshed, the policy committed there loaded,
+/// and the changeset's blobs checked against the baseline it names (a baseline the host refuses
+/// is a stale one, and nothing is checked). `Err` when the workspace cannot be read.
+fn read_workspace(
+    workspace: &Workspace,
+    policies: &Policies,
+    submitted: &Value,
+    call_site: CallSite,
+    asked_budget: Option<u64>,
+) -> Result<Read, String> {
+    let (own, moved) = workspace.refresh().map_err(|e| e.to_string())?;
+    let policy = policies.load(workspace, &own);
+    let (baseline, intake) = match workspace.named_baseline(&own, &submitted["baseline"]) {
+        Ok(baseline) => {
+            let deadline = Instant::now() + budget(asked_budget, &policy, call_site);
+            let intake = snapshot::intake(workspace, &baseline, submitted, deadline);
+            (baseline, intake)
+        }
+        Err(refused) => (
+            own.clone(),
+            Ok(Intake {
+                stale_baseline: Some(refused),
+                ..Intake::default()
+            }),
+        ),
+    };
+    Ok((own, baseline, moved, policy, intake))
+}
+
+/// What the host itself finds wrong with the candidate, before any provider runs: an invalid
+/// policy, a stale baseline, an intake that timed out, stale blobs, and a changeset that changes
+/// the policy deciding it (`policy-self-authorization`).
+fn host_degradations(candidate: &Candidate, changeset: &Value) -> Vec<Degradation> {
+    let (policy, intake) = (&candidate.policy, &candidate.intake);
     let mut host_degraded = Vec::new();
     if let Some(reason) = &policy.invalid {
         host_degraded.push(Degradation::new(
@@ -131,11 +227,24 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     for detail in &intake.stale {
         host_degraded.push(Degradation::new("changeset", "stale", detail.clone()));
     }
-    // A change that leaves the policy as committed (an all-files sweep lists it as it is) does not
-    // touch it. Against an older baseline (the base of a branch), a policy the branch committed
-    // is in force at HEAD but is still the branch's own change: it cannot authorise itself either.
+    if touches_policy(candidate, changeset) {
+        host_degraded.push(Degradation::new(
+            POLICY_PATH,
+            "policy-self-authorization",
+            "the changeset changes the repository policy; the base policy decides it, and the candidate policy is not active until committed",
+        ));
+    }
+    host_degraded
+}
+
+/// Whether `changeset` changes the policy in force. A change that leaves the policy as committed
+/// (an all-files sweep lists it as it is) does not touch it. Against an older baseline (the base of
+/// a branch), a policy the branch committed is in force at HEAD but is still the branch's own
+/// change: it cannot authorise itself either.
+fn touches_policy(candidate: &Candidate, changeset: &Value) -> bool {
+    let (own, baseline, policy) = (&candidate.own, &candidate.baseline, &candidate.policy);
     let since_base = baseline.tree != own.tree && !baseline.is_empty_tree();
-    let touches_policy = changeset["changes"]
+    changeset["changes"]
         .as_array()
         .into_iter()
         .flatten()
@@ -144,102 +253,106 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
                 && (c["after"].as_str() != policy.blob()
                     || (since_base && c["before"] != c["after"])))
                 || (c["from"] == POLICY_PATH && c["path"] != POLICY_PATH)
-        });
-    if touches_policy {
-        host_degraded.push(Degradation::new(
-            POLICY_PATH,
-            "policy-self-authorization",
-            "the changeset changes the repository policy; the base policy decides it, and the candidate policy is not active until committed",
-        ));
-    }
+        })
+}
 
-    let entries = plan::plan(&host.slots, &policy, call_site);
-    let blocked = host_degraded
+/// Whether the host's own degradations leave nothing for the providers to decide: any but a
+/// policy self-authorization (which the base policy still decides).
+fn blocks(host_degraded: &[Degradation]) -> bool {
+    host_degraded
         .iter()
-        .any(|d| d.reason != "policy-self-authorization");
-    let links = std::mem::take(&mut intake.links);
-    let items = if blocked {
-        let first = &host_degraded[0];
-        entries
-            .iter()
-            .map(|entry| {
-                let failure =
-                    Failure::new(first.reason, "active", format!("not run: {}", first.detail));
-                item(host, entry, call_site, &policy.digest, Err(failure))
-            })
-            .collect()
-    } else {
-        let budget = budget(asked_budget, &policy, call_site);
-        let evaluation = Evaluation {
-            request: params.clone(),
-            changeset_digest: changeset_digest.clone(),
-            comparison,
-            baseline: baseline.clone(),
-            blobs: Arc::new(intake.blobs),
-            // The budget covers the whole request: what intake took is no longer the providers'.
-            deadline: budget.saturating_sub(begun.elapsed()),
-            call_site,
+        .any(|d| d.reason != "policy-self-authorization")
+}
+
+/// The coverage entries when no provider runs: each one not run, for the host's first reason.
+fn not_run(
+    host: &Host,
+    entries: &[Entry],
+    call_site: CallSite,
+    candidate: &Candidate,
+    first: &Degradation,
+) -> Vec<Item> {
+    entries
+        .iter()
+        .map(|entry| {
+            let failure =
+                Failure::new(first.reason, "active", format!("not run: {}", first.detail));
+            item(
+                host,
+                entry,
+                call_site,
+                &candidate.policy.digest,
+                Err(failure),
+            )
+        })
+        .collect()
+}
+
+/// Applies what the trusted configuration leaves out: the findings it drops from each answer, and
+/// the changes it kept from each provider, said once per answer; the decision stays.
+fn leave_out(
+    host: &Host,
+    outcomes: &mut [Option<SlotOutcome>],
+    narrowed: &[Option<leave_out::Narrowed>],
+) -> Vec<Degradation> {
+    let mut notes = Vec::new();
+    let mut excluded = Vec::new();
+    for (index, outcome) in outcomes.iter_mut().enumerate() {
+        let spec = &host.slots[index].spec;
+        let assessment = match outcome {
+            Some(Ok(accepted)) => Some(&mut accepted.assessment),
+            Some(Err(failure)) => failure.assessment.as_mut(),
+            None => None,
         };
-        let (mut outcomes, narrowed) = run(host, &entries, &evaluation, &links).await;
-        // What the trusted configuration leaves out, said once per answer; the decision stays.
-        let mut excluded = Vec::new();
-        for (index, outcome) in outcomes.iter_mut().enumerate() {
-            let spec = &host.slots[index].spec;
-            let assessment = match outcome {
-                Some(Ok(accepted)) => Some(&mut accepted.assessment),
-                Some(Err(failure)) => failure.assessment.as_mut(),
-                None => None,
-            };
-            if let Some(assessment) = assessment {
-                let dropped = leave_out::drop_findings(&spec.leave_out, assessment);
-                host_degraded.extend(leave_out::findings_note(
-                    &spec.id,
-                    &spec.leave_out,
-                    &dropped,
-                ));
-            }
-            if let Some(narrowed) = &narrowed[index] {
-                excluded.push((spec.id.as_str(), narrowed));
-            }
+        if let Some(assessment) = assessment {
+            let dropped = leave_out::drop_findings(&spec.leave_out, assessment);
+            notes.extend(leave_out::findings_note(
+                &spec.id,
+                &spec.leave_out,
+                &dropped,
+            ));
         }
-        host_degraded.extend(leave_out::paths_note(&excluded));
-        entries
-            .iter()
-            .map(|entry| {
-                let outcome = match (&entry.failure, entry.slot) {
-                    (Some(failure), _) => Err(failure.clone()),
-                    (None, Some(i)) => outcomes[i]
-                        .clone()
-                        .unwrap_or_else(|| Err(Failure::new("error", "active", "not run"))),
-                    (None, None) => Err(Failure::new(
-                        "missing-required-provider",
-                        "unavailable",
-                        "no provider",
-                    )),
-                };
-                item(host, entry, call_site, &policy.digest, outcome)
-            })
-            .collect::<Vec<_>>()
-    };
-    Ok(decide::decide(
-        Request {
-            call_site,
-            request_digest,
-            changeset_digest: &changeset_digest,
-            policy_digest: &policy.digest,
-            baseline: &baseline.value,
-            started,
-            host_degraded,
-        },
-        &items,
-    ))
+        if let Some(narrowed) = &narrowed[index] {
+            excluded.push((spec.id.as_str(), narrowed));
+        }
+    }
+    notes.extend(leave_out::paths_note(&excluded));
+    notes
+}
+
+/// Merges the providers' outcomes into the plan: one coverage entry per entry, from the
+/// provider's outcome, the plan's own failure, or a required provider that is missing.
+fn merge(
+    host: &Host,
+    entries: &[Entry],
+    call_site: CallSite,
+    candidate: &Candidate,
+    outcomes: &[Option<SlotOutcome>],
+) -> Vec<Item> {
+    entries
+        .iter()
+        .map(|entry| {
+            let outcome = match (&entry.failure, entry.slot) {
+                (Some(failure), _) => Err(failure.clone()),
+                (None, Some(i)) => outcomes[i]
+                    .clone()
+                    .unwrap_or_else(|| Err(Failure::new("error", "active", "not run"))),
+                (None, None) => Err(Failure::new(
+                    "missing-required-provider",
+                    "unavailable",
+                    "no provider",
+                )),
+            };
+            item(host, entry, call_site, &candidate.policy.digest, outcome)
+        })
+        .collect()
 }
 
 type SlotOutcome = Result<assessment::Accepted, Failure>;
 
-/// Runs every provider some entry needs, concurrently; one outcome per slot that ran, and per slot
-/// the changeset it was sent when its configuration excluded some of the changes or some are
-/// symbolic `links`.
+/// Runs the providers: every one some entry needs, concurrently; one outcome per slot that ran, and
+/// per slot the changeset it was sent when its configuration excluded some of the changes or some
+/// are symbolic `links`.
 async fn run(
     host: &Host,
     entries: &[Entry],
@@ -285,6 +398,8 @@ async fn run(
     (outcomes, narrowed)
 }
 
+/// The coverage entry of `entry` given its provider's `outcome`: the authority evidence and
+/// provenance, and the outcome degraded to `missing-authority` when no grant covers the provider.
 fn item(
     host: &Host,
     entry: &Entry,

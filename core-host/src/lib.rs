@@ -7,7 +7,7 @@
 //! changeset intake), `policy` (`.asp/asp.json`), `provider` (processes on the inner seam),
 //! `callbacks` (`workspace/readBlob`, `workspace/listTree`), `assessment` (what is accepted from a
 //! provider), `plan` + `decide` + `receipt` (the decision), `status` + `evaluate` + `outer` (the
-//! outer seam).
+//! outer seam, with `outer_error`), `run` ([`serve`]: start-up to shutdown).
 
 mod assessment;
 mod callbacks;
@@ -15,6 +15,8 @@ pub mod config;
 mod decide;
 mod error;
 mod evaluate;
+// Its unit tests run in every `cargo test` of this crate; the shipped binary never has it.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod glob;
@@ -22,105 +24,17 @@ mod host;
 mod json;
 mod leave_out;
 mod outer;
+mod outer_error;
 mod plan;
 mod policy;
 mod provider;
 mod receipt;
+mod run;
 mod schema;
 mod snapshot;
 mod status;
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-use bridge_core::peer::{self, PeerConfig};
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Notify;
-
 pub use assessment::HOST_OWNED;
 pub use error::{Error, Result};
 pub use receipt::{HOST_NAME, HOST_VERSION};
-
-/// How long running requests may finish once the outer seam's input ended.
-const DRAIN: Duration = Duration::from_secs(2);
-
-/// What `asp-bridge host serve` was asked to do.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// The workspace root (inside a git repository).
-    pub repo: PathBuf,
-    /// `--config FILE` or `ASP_BRIDGE_CONFIG`.
-    pub config: Option<PathBuf>,
-    /// How the built-in hygiene provider is started.
-    pub hygiene_command: Vec<String>,
-}
-
-/// Checks that `repo` is inside a git repository, as [`serve`] does first (with the same error),
-/// for a caller that wants to know before it starts a host. Blocking: one `git rev-parse`.
-pub fn check_workspace(repo: &std::path::Path) -> Result<()> {
-    snapshot::git_dirs(repo).map(drop)
-}
-
-/// Serves the outer seam on a byte-stream pair (the CLI gives its stdin and stdout) until the
-/// input ends, `exit` arrives or SIGTERM/SIGINT does; every provider is stopped before it returns.
-pub async fn serve<R, W>(reader: R, writer: W, options: Options) -> Result<()>
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let repo = options.repo.clone();
-    let (config, workspace) = tokio::task::spawn_blocking(move || {
-        let config = config::Config::load(options.config.as_deref(), options.hygiene_command)?;
-        let workspace = snapshot::Workspace::open(&repo)?;
-        Ok::<_, Error>((config, workspace))
-    })
-    .await
-    .map_err(|e| Error::input(format!("start-up failed: {e}")))??;
-    let host = Arc::new(host::Host::new(Arc::new(workspace), config));
-    host.warm_up();
-    let exit = Arc::new(Notify::new());
-    let handler = Arc::new(outer::Outer {
-        host: host.clone(),
-        exit: exit.clone(),
-        shutting_down: Arc::new(AtomicBool::new(false)),
-    });
-    let config = PeerConfig {
-        role: bridge_core::Role::Client,
-        ..PeerConfig::default()
-    };
-    let served = peer::serve(reader, writer, config, handler, DRAIN);
-    tokio::select! {
-        outcome = served => {
-            if let Err(e) = outcome {
-                tracing::warn!("outer seam ended: {e}");
-            }
-        }
-        () = exit.notified() => tracing::debug!("exit received"),
-        () = terminated() => tracing::info!("terminated by a signal"),
-    }
-    // The orderly stop of the providers takes up to its bound; a SIGTERM or SIGINT meanwhile (the
-    // runtime's handler now owns them, so they would otherwise be ignored) ends it at once: the
-    // stop is dropped, which kills each provider's process group.
-    tokio::select! {
-        () = host.shutdown() => {}
-        () = terminated() => tracing::info!("terminated while stopping the providers; killing them"),
-    }
-    Ok(())
-}
-
-/// Resolves on SIGTERM or SIGINT.
-async fn terminated() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-}
+pub use run::{Options, check_workspace, serve};

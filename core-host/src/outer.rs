@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -16,6 +15,7 @@ use tokio::sync::Notify;
 
 use crate::evaluate;
 use crate::host::Host;
+use crate::outer_error::not_ready;
 use crate::status;
 
 pub(crate) struct Outer {
@@ -96,14 +96,4 @@ impl Handler for Outer {
             other => tracing::debug!(method = other, "notification ignored"),
         }
     }
-}
-
-/// The `health` error of a host that cannot read its workspace yet (retryable).
-pub(crate) fn not_ready(why: impl std::fmt::Display) -> ErrorObject {
-    error_object(
-        -32010,
-        format!("health_not_ready: {why}"),
-        FailClass::Health,
-        true,
-    )
 }

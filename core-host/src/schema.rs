@@ -128,6 +128,7 @@ pub(crate) fn check(shape: Shape, instance: &Value) -> Result<(), String> {
 
 /// Checks `instance` against a `$defs` entry of `outer-host.schema.json`: for the tests of the
 /// host's answers and the fuzz target of provider answers (the host itself trusts its own).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn check_outer(def: &str, instance: &Value) -> Result<(), String> {
     type Cache = std::sync::Mutex<Vec<(String, std::sync::Arc<jsonschema::Validator>)>>;
     static CACHE: Cache = std::sync::Mutex::new(Vec::new());

@@ -10,6 +10,7 @@ use bridge_core::worktree::{Evaluate, Scope};
 use bridge_core::{CallOptions, FailClass, HostSource, Worktree};
 
 use crate::answer::{Answer, Checked};
+use crate::error::Error;
 
 /// Why an evaluation got no answer: the failClass and what happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,8 +35,8 @@ impl From<&bridge_core::Error> for Failure {
     }
 }
 
-impl From<&crate::Error> for Failure {
-    fn from(error: &crate::Error) -> Failure {
+impl From<&Error> for Failure {
+    fn from(error: &Error) -> Failure {
         Failure {
             class: error.fail_class(),
             message: error.to_string(),

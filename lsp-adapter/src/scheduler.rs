@@ -3,14 +3,11 @@
 //! Requests that arrive while one runs coalesce into a single re-run; the result of the one running
 //! is then superseded and never published.
 
-use std::sync::Arc;
+use std::future::Future;
 use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
-use tower_lsp_server::ls_types::Uri;
-
-use crate::session::Session;
 
 /// The handle on a document's worker; dropping it stops the worker (and its host call).
 #[derive(Debug)]
@@ -20,11 +17,16 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    /// Starts the worker of `uri` with evaluation `seq` already asked for.
-    pub(crate) fn start(session: Arc<Session>, uri: Uri, seq: u64, debounce: Duration) -> Worker {
+    /// Starts a document's worker with evaluation `seq` already asked for; `evaluate` runs one
+    /// evaluation of the document (the session's, for that document).
+    pub(crate) fn start<E, F>(evaluate: E, seq: u64, debounce: Duration) -> Worker
+    where
+        E: Fn(u64) -> F + Send + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
         let (requests, receiver) = watch::channel(0);
         requests.send_replace(seq);
-        let task = tokio::spawn(run(session, uri, receiver, debounce)).abort_handle();
+        let task = tokio::spawn(run(evaluate, receiver, debounce)).abort_handle();
         Worker { requests, task }
     }
 
@@ -40,12 +42,11 @@ impl Drop for Worker {
     }
 }
 
-async fn run(
-    session: Arc<Session>,
-    uri: Uri,
-    mut requests: watch::Receiver<u64>,
-    debounce: Duration,
-) {
+async fn run<E, F>(evaluate: E, mut requests: watch::Receiver<u64>, debounce: Duration)
+where
+    E: Fn(u64) -> F,
+    F: Future<Output = ()>,
+{
     loop {
         if requests.changed().await.is_err() {
             return;
@@ -58,6 +59,6 @@ async fn run(
             }
         }
         let seq = *requests.borrow_and_update();
-        session.evaluate(&uri, seq).await;
+        evaluate(seq).await;
     }
 }

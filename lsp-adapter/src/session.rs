@@ -28,6 +28,7 @@ use tower_lsp_server::ls_types::{
 
 use crate::answer::Checked;
 use crate::documents::{Doc, Documents, Job};
+use crate::error::Error;
 use crate::evaluate::{self, Failure};
 use crate::from_lsp::{self, Negotiated};
 use crate::host::HostFactory;
@@ -127,13 +128,13 @@ impl Session {
                 let root = root.clone();
                 match tokio::task::spawn_blocking(move || factory(&root)).await {
                     Ok(built) => built.map_err(|e| Failure::from(&e)),
-                    Err(e) => Err(Failure::from(&crate::Error::Host(
+                    Err(e) => Err(Failure::from(&Error::Host(
                         bridge_core::Error::Unavailable(format!("the host was not built: {e}")),
                     ))),
                 }
             }
             (Err(e), _) => Err(Failure::from(e)),
-            (Ok(_), None) => Err(Failure::from(&crate::Error::Host(
+            (Ok(_), None) => Err(Failure::from(&Error::Host(
                 bridge_core::Error::Unavailable("the host was already set up".into()),
             ))),
         };
@@ -331,7 +332,7 @@ impl Session {
                 .map_err(|e| Failure::from(&e))
             }
             (Err(failure), _) => Err(failure.clone()),
-            (Ok(_), None) => Err(Failure::from(&crate::Error::NoWorkspace)),
+            (Ok(_), None) => Err(Failure::from(&Error::NoWorkspace)),
         };
         self.settle(uri, seq, &job, setup.caps, outcome, starts);
     }
@@ -465,7 +466,12 @@ impl Session {
         match state.workers.get(uri) {
             Some(worker) => worker.request(seq),
             None => {
-                let worker = Worker::start(self.clone(), uri.clone(), seq, self.settings.debounce);
+                let (session, document) = (self.clone(), uri.clone());
+                let evaluate = move |seq| {
+                    let (session, document) = (session.clone(), document.clone());
+                    async move { session.evaluate(&document, seq).await }
+                };
+                let worker = Worker::start(evaluate, seq, self.settings.debounce);
                 state.workers.insert(uri.clone(), worker);
             }
         }

@@ -50,8 +50,10 @@ impl AspServer {
             router: Arc::new(tools::router()),
         }
     }
+}
 
-    pub(crate) fn state(&self) -> Arc<State> {
+impl tools::Serves for AspServer {
+    fn state(&self) -> Arc<State> {
         self.state.clone()
     }
 }

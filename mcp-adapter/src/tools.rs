@@ -41,7 +41,6 @@ use tokio::sync::watch;
 
 use crate::error::Error;
 use crate::policy::{self, McpPolicy};
-use crate::server::AspServer;
 use crate::to_mcp::{self, Advisory, NotRun, Snapshot};
 
 /// The tools, in the order `tools/list` returns them (sorted by name).
@@ -307,30 +306,32 @@ impl Call {
     }
 }
 
-/// The router of all tools.
-pub(crate) fn router() -> ToolRouter<AspServer> {
-    ToolRouter::new()
-        .with_route(route::<status::AspStatus>())
-        .with_route(route::<capabilities::AspCapabilities>())
-        .with_route(route::<authority_status::AspAuthorityStatus>())
-        .with_route(route::<inspect::AspInspect>())
-        .with_route(route::<diagnostics::AspDiagnostics>())
+/// The server a tool call comes through: it hands each call the session's state.
+pub(crate) trait Serves: Send + Sync + 'static {
+    fn state(&self) -> Arc<State>;
 }
 
-fn route<T: AspTool>() -> ToolRoute<AspServer> {
-    ToolRoute::new_dyn(
-        definition::<T>(),
-        |context: ToolCallContext<'_, AspServer>| {
-            let ToolCallContext {
-                request_context,
-                service,
-                arguments,
-                ..
-            } = context;
-            let state = service.state();
-            Box::pin(async move { Ok(invoke::<T>(state, arguments, request_context).await.into()) })
-        },
-    )
+/// The router of all tools, for the server `S`.
+pub(crate) fn router<S: Serves>() -> ToolRouter<S> {
+    ToolRouter::new()
+        .with_route(route::<status::AspStatus, S>())
+        .with_route(route::<capabilities::AspCapabilities, S>())
+        .with_route(route::<authority_status::AspAuthorityStatus, S>())
+        .with_route(route::<inspect::AspInspect, S>())
+        .with_route(route::<diagnostics::AspDiagnostics, S>())
+}
+
+fn route<T: AspTool, S: Serves>() -> ToolRoute<S> {
+    ToolRoute::new_dyn(definition::<T>(), |context: ToolCallContext<'_, S>| {
+        let ToolCallContext {
+            request_context,
+            service,
+            arguments,
+            ..
+        } = context;
+        let state = service.state();
+        Box::pin(async move { Ok(invoke::<T>(state, arguments, request_context).await.into()) })
+    })
 }
 
 /// The `tools/list` entry of a tool: read-only, closed-world, idempotent, never destructive.
@@ -551,6 +552,7 @@ fn parse<A: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<A, Error>
 }
 
 /// The output as JSON within `budget` bytes, shrinking its lists as needed.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn fit<O: Serialize + Budgeted>(output: &mut O, budget: usize) -> Result<Value, Error> {
     fit_with_text(output, budget).map(|(value, _)| value)
 }
@@ -585,6 +587,11 @@ fn fit_with_text<O: Serialize + Budgeted>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The router the server dispatches with.
+    fn router() -> ToolRouter<crate::server::AspServer> {
+        super::router()
+    }
 
     #[test]
     fn every_tool_is_read_only_closed_world_and_has_an_object_output_schema() {

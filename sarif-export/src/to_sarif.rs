@@ -11,6 +11,7 @@
 
 mod catalogue;
 mod invocation;
+mod level;
 mod result;
 
 use std::cell::RefCell;
@@ -25,7 +26,9 @@ use serde_sarif::sarif::{
 };
 
 use crate::line_hash::FileHashes;
-use crate::{Options, Summary, limits, uri};
+use crate::options::Options;
+use crate::summary::Summary;
+use crate::{limits, uri};
 
 /// Where the SARIF 2.1.0 schema is published (GitHub's documented `$schema`).
 pub(crate) const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";

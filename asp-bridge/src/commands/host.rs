@@ -11,7 +11,7 @@ pub(crate) async fn run(args: EmbeddedHostArgs) -> anyhow::Result<()> {
 }
 
 async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
-    let repo = crate::workspace_root(args.repo.as_deref())?;
+    let repo = crate::setup::workspace_root(args.repo.as_deref())?;
     let exe = std::env::current_exe()
         .context("cannot find this executable to start the hygiene provider")?;
     let options = core_host::Options {

@@ -28,7 +28,7 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
     };
     let factory = lsp_adapter::supervised(
         move |root: &Path| {
-            let config = crate::host_config(&host, root).map_err(|e| {
+            let config = crate::setup::host_config(&host, root).map_err(|e| {
                 match e.downcast::<bridge_core::Error>() {
                     Ok(error) => error,
                     Err(other) => bridge_core::Error::HostCommand(format!("{other:#}")),

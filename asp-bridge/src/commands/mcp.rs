@@ -13,8 +13,8 @@ use bridge_core::{RestartPolicy, Supervisor};
 use crate::flags::McpArgs;
 
 pub(crate) async fn run(args: McpArgs) -> anyhow::Result<()> {
-    let repo = crate::workspace_root(args.repo.as_deref())?;
-    let config = crate::host_config(&args.host, &repo)?;
+    let repo = crate::setup::workspace_root(args.repo.as_deref())?;
+    let config = crate::setup::host_config(&args.host, &repo)?;
     let root = repo.clone();
     tokio::task::spawn_blocking(move || crate::host_choice::check_embedded_root(&root)).await??;
     let policy = RestartPolicy {

@@ -180,7 +180,9 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
         .with_context(|| format!("--from {}: cannot read it", file.display()))?;
     let decision = sarif_export::read_saved_from(reader)
         .with_context(|| format!("--from {}", file.display()))?;
-    let repo = repo.map(|r| crate::workspace_root(Some(r))).transpose()?;
+    let repo = repo
+        .map(|r| crate::setup::workspace_root(Some(r)))
+        .transpose()?;
     Ok((
         decision,
         Options {
@@ -197,8 +199,8 @@ async fn live(
     args: &SarifArgs,
     output: &Output,
 ) -> anyhow::Result<(Decision, Options, Vec<Skipped>)> {
-    let repo = crate::workspace_root(args.repo.as_deref())?;
-    let mut config = crate::one_shot_config(&args.host, &repo)?;
+    let repo = crate::setup::workspace_root(args.repo.as_deref())?;
+    let mut config = crate::setup::one_shot_config(&args.host, &repo)?;
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
     let started_at = SystemTime::now();
     let (process, status) = HostProcess::start(&config).await?;

@@ -18,9 +18,9 @@ use crate::flags::StatusArgs;
 const TEXT_MAX: usize = 200;
 
 pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
-    let repo = crate::workspace_root(args.repo.as_deref())?;
+    let repo = crate::setup::workspace_root(args.repo.as_deref())?;
     // The handshake is the only call: `--timeout-ms` bounds it too.
-    let config = crate::one_shot_config(&args.host, &repo)?;
+    let config = crate::setup::one_shot_config(&args.host, &repo)?;
     let (process, reply) = HostProcess::start(&config).await?;
     process.shutdown().await;
     let request = args.sweep.apply(Evaluate {

@@ -11,8 +11,9 @@ use serde_sarif::sarif::{
     ToolComponent,
 };
 
-use super::{DESCRIPTION_MAX, NAME_MAX, TEXT_MAX, bag, result};
-use crate::HostIdentity;
+use super::level::{level, level_name};
+use super::{DESCRIPTION_MAX, NAME_MAX, TEXT_MAX, bag};
+use crate::options::HostIdentity;
 use crate::values::{clean, is_semver, is_web_uri, markdown_escape};
 
 /// The driver's name when the host does not say its own.
@@ -67,7 +68,7 @@ impl<'a> Catalogue<'a> {
                         catalogue.facts.push(RuleFacts {
                             id,
                             source: source.clone(),
-                            level: result::level_name(result::level(finding)),
+                            level: level_name(level(finding)),
                             help: None,
                             href: None,
                         });

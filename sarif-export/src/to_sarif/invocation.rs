@@ -10,8 +10,8 @@ use serde_sarif::sarif::{
 
 use super::catalogue::authority_json;
 use super::{DETAIL_MAX, bag};
-use crate::Options;
 use crate::limits::{Limits, Selection};
+use crate::options::Options;
 use crate::values::{clean, is_date_time, utc};
 
 /// Descriptor ids of the notifications the bridge itself adds.

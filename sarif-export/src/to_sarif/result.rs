@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bridge_core::proto::{Finding, Range, Severity};
+use bridge_core::proto::{Finding, Range};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     ArtifactLocation, Location, Message, PhysicalLocation, Region, Result as SarifResult,
-    ResultLevel,
 };
 
 use super::catalogue::Catalogue;
+use super::level::level;
 use super::{TEXT_MAX, bag};
 use crate::line_hash::FileHashes;
 use crate::uri;
@@ -24,24 +24,6 @@ use crate::values::clean;
 pub(crate) const ASP_FINGERPRINT: &str = "aspFingerprint/v1";
 /// The key GitHub computes (and dedups alerts by) when it is absent.
 pub(crate) const LINE_HASH: &str = "primaryLocationLineHash";
-
-/// error → `error`, warning → `warning`, info → `note`; a severity ASP does not define → `warning`.
-pub(crate) fn level(finding: &Finding) -> ResultLevel {
-    match finding.diagnostic.severity.known() {
-        Some(Severity::Error) => ResultLevel::Error,
-        Some(Severity::Warning) | None => ResultLevel::Warning,
-        Some(Severity::Info) => ResultLevel::Note,
-    }
-}
-
-pub(crate) fn level_name(level: ResultLevel) -> &'static str {
-    match level {
-        ResultLevel::None => "none",
-        ResultLevel::Note => "note",
-        ResultLevel::Warning => "warning",
-        ResultLevel::Error => "error",
-    }
-}
 
 pub(crate) fn result(
     finding: &Finding,

@@ -660,7 +660,7 @@ fn past_the_results_limit_the_most_severe_are_kept_and_a_notification_says_how_m
             )
         })
         .collect();
-    let options = crate::limited(|l| l.results_per_run = 4);
+    let options = crate::options::limited(|l| l.results_per_run = 4);
     let decision = decision(Value::Array(findings));
     let export = export(&decision, &options);
     let log = export.to_json();
@@ -700,7 +700,7 @@ fn past_the_extensions_limit_providers_are_left_out_with_a_notification() {
             f
         })
         .collect();
-    let options = crate::limited(|l| l.extensions_per_run = 2);
+    let options = crate::options::limited(|l| l.extensions_per_run = 2);
     let decision = decision(Value::Array(findings));
     let log = export(&decision, &options).to_json();
     assert_eq!(run(&log)["tool"]["extensions"].as_array().unwrap().len(), 2);
