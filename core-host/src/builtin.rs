@@ -3,8 +3,6 @@
 //! configuration loader, `status` and the CLI read this table; a new built-in provider (the linter
 //! runner) is a new row here, its settings in its table, and its checker behind the subcommand.
 
-use crate::config::CallSite;
-
 /// One built-in provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Builtin {
@@ -14,8 +12,9 @@ pub struct Builtin {
     pub subcommand: &'static str,
     /// Its table in `host.toml` (`[hygiene]`), which also prefixes the keys named in errors.
     pub table: &'static str,
-    /// The call sites whose decisions need it unless its table says otherwise.
-    pub required_for: &'static [CallSite],
+    /// The call sites whose decisions need it unless its table says otherwise (as
+    /// `required-for` names them).
+    pub required_for: &'static [&'static str],
     /// How `status` says where it comes from.
     pub origin: &'static str,
 }
@@ -27,7 +26,7 @@ pub const HYGIENE: Builtin = Builtin {
     table: "hygiene",
     // Trusted by being built in: its errors (conflict markers, private keys) decide the advisory
     // call sites unless the configuration says otherwise.
-    required_for: &[CallSite::Interactive, CallSite::Sweep],
+    required_for: &["interactive", "sweep"],
     origin: "the built-in hygiene provider",
 };
 

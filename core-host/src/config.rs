@@ -351,7 +351,11 @@ fn builtin(row: &Builtin, launcher: &[String], read: Option<Spanned<Vec<String>>
         id: row.id.to_owned(),
         command: row.command(launcher),
         protocol: Protocol::V1_0,
-        required_for: row.required_for.to_vec(),
+        required_for: row
+            .required_for
+            .iter()
+            .filter_map(|site| CallSite::parse(site))
+            .collect(),
         timeout: DEFAULT_TIMEOUT,
         configuration: None,
         read: read.map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),

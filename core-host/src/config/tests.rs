@@ -322,3 +322,16 @@ fn the_hygiene_section_takes_the_yaml_reading() {
     assert_eq!((line, key.as_str()), (2, "hygiene.yaml"));
     assert!(message.contains("\"strict\""), "{message}");
 }
+
+#[test]
+fn every_built_in_provider_is_required_for_call_sites_that_exist() {
+    for row in crate::builtin::BUILTINS {
+        for site in row.required_for {
+            assert!(CallSite::parse(site).is_some(), "{}: {site}", row.id);
+        }
+    }
+    assert_eq!(
+        Config::defaults(launcher()).providers[0].required_for,
+        [CallSite::Interactive, CallSite::Sweep]
+    );
+}
