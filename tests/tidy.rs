@@ -323,7 +323,8 @@ fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
 
 #[test]
 fn the_hygiene_provider_knows_no_host_and_no_front_end() {
-    // It is a provider like any third-party one: its own wire structs, bridge-core's peer only.
+    // It is a provider like any third-party one: one checker on the provider kit, which gives it
+    // the inner seam. It names bridge-core nowhere (the kit passes on what it needs of it).
     let closure = dependency_closure();
     let deps = &closure["hygiene-provider"];
     let forbidden = [
@@ -335,6 +336,48 @@ fn the_hygiene_provider_knows_no_host_and_no_front_end() {
     ];
     let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
     assert!(found.is_empty(), "hygiene-provider depends on {found:?}");
+    let direct = direct_dependencies("hygiene-provider");
+    assert!(
+        !direct.contains("bridge-core"),
+        "hygiene-provider names bridge-core: it reaches the peer and the vocabulary through provider-kit"
+    );
+    assert!(
+        direct.contains("provider-kit"),
+        "hygiene-provider stands on provider-kit"
+    );
+}
+
+#[test]
+fn the_provider_kit_knows_no_host_and_no_front_end() {
+    // What every provider stands on knows no provider, no host and no front end. (It reaches the
+    // JSON-RPC peer and the wire vocabulary through bridge-core until those have crates of their
+    // own; then bridge-core joins the forbidden list.)
+    let closure = dependency_closure();
+    let deps = &closure["provider-kit"];
+    let forbidden = [
+        "core-host",
+        "hygiene-provider",
+        "mcp-adapter",
+        "lsp-adapter",
+        "sarif-export",
+        "asp-bridge",
+    ];
+    let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
+    assert!(found.is_empty(), "provider-kit depends on {found:?}");
+}
+
+/// The normal dependencies `package` names itself.
+fn direct_dependencies(package: &str) -> BTreeSet<String> {
+    let meta = metadata();
+    meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|p| p["name"] == package)
+        .flat_map(|p| p["dependencies"].as_array().expect("dependencies").iter())
+        .filter(|d| d["kind"].is_null())
+        .map(|d| d["name"].as_str().expect("dependency name").to_owned())
+        .collect()
 }
 
 /// `cargo install --path asp-bridge` installs every binary of the package, so the fake host is not

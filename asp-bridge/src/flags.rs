@@ -42,6 +42,7 @@ pub(crate) struct ProviderArgs {
 pub(crate) enum ProviderKind {
     /// Repository hygiene checks (`asp/1.0` check provider): conflict markers, private keys,
     /// JSON/TOML/YAML syntax, large added files, line endings and whitespace on changed lines.
+    #[command(name = core_host::builtin::HYGIENE.subcommand)]
     Hygiene,
 }
 

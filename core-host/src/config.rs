@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
+use crate::builtin::{Builtin, HYGIENE};
 use crate::error::{Error, Result};
 
 mod leave_out;
@@ -20,8 +21,8 @@ mod leave_out;
 use leave_out::RawLeaveOut;
 pub use leave_out::{Exclude, LeaveOut, Severity};
 
-/// The id of the built-in hygiene provider.
-pub const HYGIENE_ID: &str = "hygiene";
+/// The id of the built-in hygiene provider (its row in [`crate::builtin`]).
+pub const HYGIENE_ID: &str = HYGIENE.id;
 /// Deadline of one `check/evaluate` when the configuration names none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Delay before the first restart of a failed provider when the configuration names none.
@@ -90,7 +91,7 @@ pub struct ProviderSpec {
     pub read: Vec<String>,
     /// Delay before the first restart after a failure; it doubles up to 30 s.
     pub restart_delay: Duration,
-    /// The built-in hygiene provider.
+    /// A built-in provider (a row of [`crate::builtin::BUILTINS`]).
     pub builtin: bool,
     /// What it is not shown and what of its findings the host drops (the top level's and its own).
     pub leave_out: LeaveOut,
@@ -124,14 +125,14 @@ pub fn locate(explicit: Option<&Path>) -> Option<(PathBuf, bool)> {
 }
 
 impl Config {
-    /// Loads the configuration `locate` finds; `hygiene_command` is how the built-in provider is
-    /// started (this executable with `provider hygiene`). Blocking.
-    pub fn load(explicit: Option<&Path>, hygiene_command: Vec<String>) -> Result<Config> {
+    /// Loads the configuration `locate` finds; `launcher` is how the built-in providers are
+    /// started (this executable with `provider`, then each one's subcommand). Blocking.
+    pub fn load(explicit: Option<&Path>, launcher: Vec<String>) -> Result<Config> {
         match locate(explicit) {
             Some((path, explicit)) => match read_capped(&path) {
-                Ok(text) => Config::parse(&text, &path, hygiene_command),
+                Ok(text) => Config::parse(&text, &path, launcher),
                 Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
-                    Ok(Config::defaults(hygiene_command))
+                    Ok(Config::defaults(launcher))
                 }
                 Err(e) => Err(Error::Config {
                     file: path.display().to_string(),
@@ -140,21 +141,24 @@ impl Config {
                     message: format!("cannot read the configuration: {e}"),
                 }),
             },
-            None => Ok(Config::defaults(hygiene_command)),
+            None => Ok(Config::defaults(launcher)),
         }
     }
 
-    /// The configuration when there is no file: the hygiene provider alone.
-    pub fn defaults(hygiene_command: Vec<String>) -> Config {
+    /// The configuration when there is no file: the built-in providers alone.
+    pub fn defaults(launcher: Vec<String>) -> Config {
         Config {
             source: None,
-            providers: vec![hygiene(hygiene_command, &RawHygiene::default())],
+            providers: crate::builtin::BUILTINS
+                .iter()
+                .map(|row| builtin(row, &launcher, None))
+                .collect(),
             git_filters: Vec::new(),
         }
     }
 
-    /// Parses the text of `file`.
-    pub fn parse(text: &str, file: &Path, hygiene_command: Vec<String>) -> Result<Config> {
+    /// Parses the text of `file`; `launcher` as for [`Config::load`].
+    pub fn parse(text: &str, file: &Path, launcher: Vec<String>) -> Result<Config> {
         let fail = |span: Option<Range<usize>>, key: &str, message: String| Error::Config {
             file: file.display().to_string(),
             line: span.map_or(0, |s| line_of(text, s.start)),
@@ -198,20 +202,22 @@ impl Config {
                 disable: hygiene_raw.disable.take(),
                 min_severity: hygiene_raw.min_severity.take(),
             };
-            let own = leave_out(own, "hygiene.")?;
+            let row = &HYGIENE;
+            let key = |name: &str| format!("{}.{name}", row.table);
+            let own = leave_out(own, &key(""))?;
             if let Some(read) = &hygiene_raw.read {
                 crate::glob::check_bounds(read.get_ref())
-                    .map_err(|m| fail(Some(read.span()), "hygiene.read", m))?;
+                    .map_err(|m| fail(Some(read.span()), &key("read"), m))?;
             }
-            let mut spec = hygiene(hygiene_command, &hygiene_raw);
+            let mut spec = builtin(row, &launcher, hygiene_raw.read.clone());
             spec.leave_out = everywhere.and(&own);
             if let Some(sites) = &hygiene_raw.required_for {
                 spec.required_for = call_sites(sites)
-                    .map_err(|m| fail(Some(sites.span()), "hygiene.required-for", m))?;
+                    .map_err(|m| fail(Some(sites.span()), &key("required-for"), m))?;
             }
             if let Some(ms) = &hygiene_raw.timeout_ms {
                 spec.timeout =
-                    millis(ms).map_err(|m| fail(Some(ms.span()), "hygiene.timeout-ms", m))?;
+                    millis(ms).map_err(|m| fail(Some(ms.span()), &key("timeout-ms"), m))?;
             }
             let mut settings = serde_json::Map::new();
             if let Some(kb) = &hygiene_raw.max_added_file_kb {
@@ -221,7 +227,7 @@ impl Config {
                     .ok_or_else(|| {
                         fail(
                             Some(kb.span()),
-                            "hygiene.max-added-file-kb",
+                            &key("max-added-file-kb"),
                             format!("must be between 1 and {MAX_ADDED_FILE_KB} (KB)"),
                         )
                     })?;
@@ -231,7 +237,7 @@ impl Config {
                 if !["compatible", "strict"].contains(&yaml.get_ref().as_str()) {
                     return Err(fail(
                         Some(yaml.span()),
-                        "hygiene.yaml",
+                        &key("yaml"),
                         "must be \"compatible\" (as libyaml, PyYAML and ruamel read) or \"strict\" (YAML 1.2)".into(),
                     ));
                 }
@@ -339,20 +345,20 @@ impl Config {
     }
 }
 
-fn hygiene(command: Vec<String>, raw: &RawHygiene) -> ProviderSpec {
+/// The enrollment of the built-in provider `row` with its defaults (`read`: its table's globs).
+fn builtin(row: &Builtin, launcher: &[String], read: Option<Spanned<Vec<String>>>) -> ProviderSpec {
     ProviderSpec {
-        id: HYGIENE_ID.to_owned(),
-        command,
+        id: row.id.to_owned(),
+        command: row.command(launcher),
         protocol: Protocol::V1_0,
-        // Trusted by being built in: its errors (conflict markers, private keys) decide the
-        // advisory call sites unless the configuration says otherwise.
-        required_for: vec![CallSite::Interactive, CallSite::Sweep],
+        required_for: row
+            .required_for
+            .iter()
+            .filter_map(|site| CallSite::parse(site))
+            .collect(),
         timeout: DEFAULT_TIMEOUT,
         configuration: None,
-        read: raw
-            .read
-            .clone()
-            .map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),
+        read: read.map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),
         restart_delay: DEFAULT_RESTART_DELAY,
         builtin: true,
         leave_out: LeaveOut::default(),

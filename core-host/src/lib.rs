@@ -10,6 +10,7 @@
 //! outer seam, with `outer_error`), `run` ([`serve`]: start-up to shutdown).
 
 mod assessment;
+pub mod builtin;
 mod callbacks;
 pub mod config;
 mod decide;

@@ -23,8 +23,9 @@ pub struct Options {
     pub repo: PathBuf,
     /// `--config FILE` or `ASP_BRIDGE_CONFIG`.
     pub config: Option<PathBuf>,
-    /// How the built-in hygiene provider is started.
-    pub hygiene_command: Vec<String>,
+    /// How the built-in providers are started: this executable and `provider`, followed by each
+    /// one's subcommand ([`crate::builtin::BUILTINS`]); empty, they cannot be started.
+    pub builtin_launcher: Vec<String>,
 }
 
 /// Checks that `repo` is inside a git repository, as [`serve`] does first (with the same error),
@@ -42,7 +43,7 @@ where
 {
     let repo = options.repo.clone();
     let (config, workspace) = tokio::task::spawn_blocking(move || {
-        let config = config::Config::load(options.config.as_deref(), options.hygiene_command)?;
+        let config = config::Config::load(options.config.as_deref(), options.builtin_launcher)?;
         let workspace = snapshot::Workspace::open(&repo)?;
         Ok::<_, Error>((config, workspace))
     })

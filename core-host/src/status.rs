@@ -71,8 +71,9 @@ fn server(host: &Host, slot: &Slot, view: &View, policy: &Policy) -> Value {
         json!({"capability": capability, "advertised": advertised, "available": available,
                "lifecycleState": view.lifecycle, "degraded": degraded})
     };
-    let origin = if slot.spec.builtin {
-        "the built-in hygiene provider".to_owned()
+    let builtin = crate::builtin::Builtin::find(&slot.spec.id).filter(|_| slot.spec.builtin);
+    let origin = if let Some(row) = builtin {
+        row.origin.to_owned()
     } else {
         match &host.config_source {
             Some(path) => format!("enrolled by {}", path.display()),

@@ -11,12 +11,11 @@ mod whitespace;
 
 use std::collections::HashMap;
 
-use bridge_core::digest::hex;
-use sha2::{Digest as _, Sha256};
+use provider_kit::digest;
 
-use crate::changed::changed_lines;
 use crate::rules::Rule;
-use crate::text::{Range, Text};
+use provider_kit::changed::changed_lines;
+use provider_kit::text::{Range, Text};
 
 /// Bytes of a file whose text checks are skipped as binary when one of them is NUL (as git does).
 const BINARY_SNIFF: usize = 8000;
@@ -266,14 +265,11 @@ fn fingerprint(path: &str, mut findings: Vec<Finding>) -> Vec<Fingerprinted> {
         .into_iter()
         .map(|finding| {
             let n = seen.entry((finding.rule, finding.key.clone())).or_default();
-            let mut hash = Sha256::new();
-            for part in [finding.rule.id(), path, &finding.key, &n.to_string()] {
-                hash.update(part.as_bytes());
-                hash.update([0]);
-            }
+            let fingerprint =
+                digest::fingerprint([finding.rule.id(), path, &finding.key, &n.to_string()]);
             *n += 1;
             Fingerprinted {
-                fingerprint: format!("sha256:{}", hex(&hash.finalize())),
+                fingerprint,
                 finding,
             }
         })
@@ -283,7 +279,7 @@ fn fingerprint(path: &str, mut findings: Vec<Finding>) -> Vec<Fingerprinted> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::Position;
+    use provider_kit::text::Position;
 
     const SETTINGS: Settings = Settings {
         max_added_file_bytes: 500 * 1024,

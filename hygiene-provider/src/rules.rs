@@ -4,19 +4,12 @@
 //! breaks a build or leaks a secret is an error, what bloats the repository or confuses diffs a
 //! warning, whitespace information.
 
-use bridge_core::hygiene::{RULES, RuleInfo};
-use serde::Serialize;
+use provider_kit::shared::hygiene::{RULES, RuleInfo};
+
+pub(crate) use provider_kit::Severity;
 
 /// The diagnostic source and rule namespace of this provider.
-pub const SOURCE: &str = bridge_core::hygiene::SOURCE;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Severity {
-    Error,
-    Warning,
-    Info,
-}
+pub const SOURCE: &str = provider_kit::shared::hygiene::SOURCE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Rule {

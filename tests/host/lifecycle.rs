@@ -270,7 +270,7 @@ async fn a_sigterm_while_the_providers_stop_ends_the_stop_at_once() {
     let options = core_host::Options {
         repo: repo.path().to_path_buf(),
         config: Some(config.file()),
-        hygiene_command: Vec::new(),
+        builtin_launcher: Vec::new(),
     };
     let serve = core_host::serve(reader, writer, options);
     tokio::pin!(serve);

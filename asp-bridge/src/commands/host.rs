@@ -14,14 +14,11 @@ async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
     let repo = crate::setup::workspace_root(args.repo.as_deref())?;
     let exe = std::env::current_exe()
         .context("cannot find this executable to start the hygiene provider")?;
+    // Each built-in provider is this executable's `provider <subcommand>` (core-host's table).
     let options = core_host::Options {
         repo,
         config: args.config,
-        hygiene_command: vec![
-            exe.to_string_lossy().into_owned(),
-            "provider".into(),
-            "hygiene".into(),
-        ],
+        builtin_launcher: vec![exe.to_string_lossy().into_owned(), "provider".into()],
     };
     let (input, output) = crate::stdio::pipes();
     core_host::serve(input, output, options).await?;

@@ -11,11 +11,16 @@ fn exe() -> Vec<String> {
     ]
 }
 
+/// How the built-in providers are started: [`exe`] for hygiene.
+fn launcher() -> Vec<String> {
+    exe()[..2].to_vec()
+}
+
 fn parse(text: &str) -> Result<Config> {
     Config::parse(
         text,
         Path::new("/home/u/.config/asp-bridge/host.toml"),
-        exe(),
+        launcher(),
     )
 }
 
@@ -72,7 +77,7 @@ fn defaults_enroll_the_hygiene_provider_and_a_provider_is_optional_by_default() 
     assert!(config.providers[1].required_for.is_empty());
     assert_eq!(config.providers[1].protocol, Protocol::V1_0);
     assert_eq!(config.providers[1].read, ["**"]);
-    assert_eq!(Config::defaults(exe()).providers.len(), 1);
+    assert_eq!(Config::defaults(launcher()).providers.len(), 1);
 }
 
 #[test]
@@ -124,11 +129,11 @@ fn the_message_names_the_file() {
 fn an_explicit_file_must_exist_and_a_default_one_may_be_missing() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none.toml");
-    assert!(Config::load(Some(&missing), exe()).is_err());
+    assert!(Config::load(Some(&missing), launcher()).is_err());
     let config_file = dir.path().join("host.toml");
     std::fs::write(&config_file, "[hygiene]\nenabled = false\n").unwrap();
     assert!(
-        Config::load(Some(&config_file), exe())
+        Config::load(Some(&config_file), launcher())
             .unwrap()
             .providers
             .is_empty()
@@ -143,7 +148,7 @@ fn a_configuration_that_is_a_fifo_or_a_folder_is_refused_without_waiting_for_a_w
     // Opening a FIFO to read waits for a writer: the load must not open it so.
     for path in [fifo, dir.path().to_path_buf()] {
         let (done, loaded) = std::sync::mpsc::channel();
-        std::thread::spawn(move || done.send(Config::load(Some(&path), exe()).map(drop)));
+        std::thread::spawn(move || done.send(Config::load(Some(&path), launcher()).map(drop)));
         let err = loaded
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("the load waited for a writer")
@@ -316,4 +321,17 @@ fn the_hygiene_section_takes_the_yaml_reading() {
     let (line, key, message) = error("[hygiene]\nyaml = \"loose\"\n");
     assert_eq!((line, key.as_str()), (2, "hygiene.yaml"));
     assert!(message.contains("\"strict\""), "{message}");
+}
+
+#[test]
+fn every_built_in_provider_is_required_for_call_sites_that_exist() {
+    for row in crate::builtin::BUILTINS {
+        for site in row.required_for {
+            assert!(CallSite::parse(site).is_some(), "{}: {site}", row.id);
+        }
+    }
+    assert_eq!(
+        Config::defaults(launcher()).providers[0].required_for,
+        [CallSite::Interactive, CallSite::Sweep]
+    );
 }

@@ -5,7 +5,7 @@
 
 use super::{Finding, Found, short};
 use crate::rules::Rule;
-use crate::text::{Range, Text};
+use provider_kit::text::{Range, Text};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Marker {

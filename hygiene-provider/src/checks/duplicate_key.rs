@@ -9,7 +9,7 @@ use saphyr_parser::{Event, Parser};
 
 use super::{Finding, Found, short};
 use crate::rules::Rule;
-use crate::text::Text;
+use provider_kit::text::Text;
 
 /// One open collection: a mapping with the keys seen so far and how many child nodes it has had
 /// (even: the next one is a key), or a sequence.
@@ -111,7 +111,7 @@ mod tests {
     use super::super::tests::{range, run};
     use crate::rules::Rule;
 
-    fn duplicates(path: &str, text: &str) -> Vec<(Option<crate::text::Range>, String)> {
+    fn duplicates(path: &str, text: &str) -> Vec<(Option<provider_kit::text::Range>, String)> {
         run(path, text, None)
             .into_iter()
             .filter(|f| f.rule == Rule::DuplicateKey)

@@ -8,7 +8,7 @@
 
 use super::{Finding, Found};
 use crate::rules::Rule;
-use crate::text::{Position, Range, Text};
+use provider_kit::text::{Position, Range, Text};
 
 const MARKERS: [&str; 10] = [
     "BEGIN RSA PRIVATE KEY",            // pragma: allowlist secret

@@ -12,7 +12,7 @@
 
 use super::{Finding, Found, YamlReading};
 use crate::rules::Rule;
-use crate::text::{Range, Text};
+use provider_kit::text::{Range, Text};
 
 pub(super) fn check(
     path: &str,
@@ -237,7 +237,7 @@ mod tests {
     use super::super::tests::{range, run};
     use crate::rules::Rule;
 
-    fn only(path: &str, text: &str) -> (Option<crate::text::Range>, String) {
+    fn only(path: &str, text: &str) -> (Option<provider_kit::text::Range>, String) {
         let found: Vec<_> = run(path, text, None)
             .into_iter()
             .filter(|f| f.rule != Rule::TrailingWhitespace && f.rule != Rule::FinalNewline)

@@ -10,7 +10,7 @@ use toml_parser::{ErrorSink, Source, Span};
 
 use super::{Finding, Found};
 use crate::rules::Rule;
-use crate::text::Text;
+use provider_kit::text::Text;
 
 /// Checks a file that parsed as TOML 1.1: one finding, at the first construct TOML 1.0 lacks.
 pub(super) fn check(text: &Text<'_>, out: &mut Found) {

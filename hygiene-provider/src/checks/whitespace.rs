@@ -4,7 +4,7 @@
 
 use super::{Finding, Found};
 use crate::rules::Rule;
-use crate::text::{Ending, Position, Range, Text, utf16_len};
+use provider_kit::text::{Ending, Position, Range, Text, utf16_len};
 
 pub(super) fn check(
     path: &str,

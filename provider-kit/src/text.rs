@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// How a line ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Ending {
+pub enum Ending {
     Lf,
     CrLf,
     Cr,
@@ -14,7 +14,7 @@ pub(crate) enum Ending {
 }
 
 impl Ending {
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Ending::Lf => "LF",
             Ending::CrLf => "CRLF",
@@ -26,35 +26,35 @@ impl Ending {
 
 /// One line: byte offsets into the text, without and with its ending.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Line {
-    pub(crate) start: usize,
+pub struct Line {
+    pub start: usize,
     /// Where the content ends and the line ending begins.
-    pub(crate) content_end: usize,
-    pub(crate) ending: Ending,
+    pub content_end: usize,
+    pub ending: Ending,
 }
 
 /// A 0-based position; `char` counts UTF-16 code units from the start of the line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub(crate) struct Position {
-    pub(crate) line: u32,
-    pub(crate) char: u32,
+pub struct Position {
+    pub line: u32,
+    pub char: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct Range {
-    pub(crate) start: Position,
-    pub(crate) end: Position,
+pub struct Range {
+    pub start: Position,
+    pub end: Position,
 }
 
 /// A UTF-8 document split into lines.
 #[derive(Debug)]
-pub(crate) struct Text<'a> {
-    pub(crate) text: &'a str,
-    pub(crate) lines: Vec<Line>,
+pub struct Text<'a> {
+    pub text: &'a str,
+    pub lines: Vec<Line>,
 }
 
 impl<'a> Text<'a> {
-    pub(crate) fn new(text: &'a str) -> Text<'a> {
+    pub fn new(text: &'a str) -> Text<'a> {
         let bytes = text.as_bytes();
         let mut lines = Vec::new();
         let mut start = 0;
@@ -88,13 +88,13 @@ impl<'a> Text<'a> {
     }
 
     /// The content of line `index`, without its ending.
-    pub(crate) fn content(&self, index: usize) -> &'a str {
+    pub fn content(&self, index: usize) -> &'a str {
         let line = self.lines[index];
         &self.text[line.start..line.content_end]
     }
 
     /// The content of line `index` with its ending.
-    pub(crate) fn with_ending(&self, index: usize) -> &'a str {
+    pub fn with_ending(&self, index: usize) -> &'a str {
         let end = self
             .lines
             .get(index + 1)
@@ -103,7 +103,7 @@ impl<'a> Text<'a> {
     }
 
     /// The position of byte `offset` (clamped to the text, moved back to a character boundary).
-    pub(crate) fn position(&self, offset: usize) -> Position {
+    pub fn position(&self, offset: usize) -> Position {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
@@ -127,14 +127,14 @@ impl<'a> Text<'a> {
 
     /// The line of byte `offset`: the last line starting at or before it (a line ending belongs to
     /// its line).
-    pub(crate) fn line_of(&self, offset: usize) -> usize {
+    pub fn line_of(&self, offset: usize) -> usize {
         self.lines
             .partition_point(|line| line.start <= offset)
             .saturating_sub(1)
     }
 
     /// The range of bytes `start..end` of the text.
-    pub(crate) fn range(&self, start: usize, end: usize) -> Range {
+    pub fn range(&self, start: usize, end: usize) -> Range {
         Range {
             start: self.position(start),
             end: self.position(end.max(start)),
@@ -142,7 +142,7 @@ impl<'a> Text<'a> {
     }
 
     /// The range of line `index`'s content.
-    pub(crate) fn line_range(&self, index: usize) -> Range {
+    pub fn line_range(&self, index: usize) -> Range {
         let line = self.lines[index];
         self.range(line.start, line.content_end)
     }
@@ -151,7 +151,7 @@ impl<'a> Text<'a> {
 /// UTF-16 columns of byte offsets on one line, each counted on from the offset asked before it,
 /// so that offsets asked in increasing order cost one pass over the line in all.
 #[derive(Debug)]
-pub(crate) struct Columns<'a> {
+pub struct Columns<'a> {
     line: u32,
     content: &'a str,
     /// The byte offset counted up to, and its column.
@@ -162,7 +162,7 @@ pub(crate) struct Columns<'a> {
 impl Columns<'_> {
     /// The position of byte `offset` of the line's content (clamped to it, moved back to a
     /// character boundary); an offset before the last one asked counts again from the start.
-    pub(crate) fn position(&mut self, offset: usize) -> Position {
+    pub fn position(&mut self, offset: usize) -> Position {
         let mut offset = offset.min(self.content.len());
         while !self.content.is_char_boundary(offset) {
             offset -= 1;
@@ -181,7 +181,7 @@ impl Columns<'_> {
 
 impl<'a> Text<'a> {
     /// Columns on line `index`'s content ([`Columns`]).
-    pub(crate) fn columns(&self, index: usize) -> Columns<'a> {
+    pub fn columns(&self, index: usize) -> Columns<'a> {
         Columns {
             line: index as u32,
             content: self.content(index),
@@ -192,7 +192,7 @@ impl<'a> Text<'a> {
 }
 
 /// Length of `text` in UTF-16 code units.
-pub(crate) fn utf16_len(text: &str) -> u32 {
+pub fn utf16_len(text: &str) -> u32 {
     text.chars().map(|c| c.len_utf16() as u32).sum()
 }
 

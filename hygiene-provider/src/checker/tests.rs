@@ -2,10 +2,13 @@
 //! validate against `check-assessment.schema.json` with the exact `validAsOf`.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use provider_kit::wire::{BlobData, TreeEntry};
+use provider_kit::{Cancel, ChangeKind, Identity, MAX_DIAGNOSTICS, Request, Which, evaluate};
 use serde_json::{Value, json};
 
 use super::*;
@@ -23,7 +26,7 @@ struct Memory {
 
 impl Memory {
     fn add(&mut self, bytes: &[u8]) -> String {
-        let id = bridge_core::changeset::blob_id(bytes);
+        let id = provider_kit::digest::blob_id(bytes);
         self.blobs.insert(id.clone(), bytes.to_vec());
         id
     }
@@ -73,17 +76,18 @@ impl Workspace for Memory {
     }
 }
 
-fn provenance() -> Provenance {
-    Provenance {
+fn provenance() -> Identity {
+    Identity {
         version: "0.1.0".into(),
-        build_digest: "sha256:build".into(),
+        fingerprint: "sha256:build".into(),
     }
 }
 
 async fn run(memory: &Memory, params: Value) -> Value {
-    let request = Request::parse(&params).expect("valid request");
+    let request = Request::parse(&params, &Hygiene).expect("valid request");
     let deadline = Instant::now() + Duration::from_secs(30);
-    serde_json::to_value(evaluate(memory, request, deadline, &provenance()).await).unwrap()
+    serde_json::to_value(evaluate(&Hygiene, memory, request, deadline, &provenance()).await)
+        .unwrap()
 }
 
 /// The assessment of a changeset that adds `files` (path, bytes), all findings.
@@ -197,7 +201,7 @@ async fn a_changeset_with_a_conflict_a_key_and_bad_json_is_assessed_exactly() {
     );
     assert_eq!(
         assessment["validAsOf"]["changesetDigest"],
-        crate::digest::canonical_digest(&p["changeset"])
+        provider_kit::digest::canonical_digest(&p["changeset"])
     );
     let mut all = vec![conflict, old_readme, readme, key, json_file, gone];
     all.sort();
@@ -348,12 +352,12 @@ async fn a_workspace_scope_checks_the_baseline_too_without_whitespace_noise() {
 async fn a_passed_deadline_is_reported_as_timed_out() {
     let mut memory = Memory::default();
     let id = memory.add(b"x\n");
-    let request = Request::parse(&params(
-        json!([{"path": "a", "kind": "create", "after": id}]),
-        "all",
-    ))
+    let request = Request::parse(
+        &params(json!([{"path": "a", "kind": "create", "after": id}]), "all"),
+        &Hygiene,
+    )
     .unwrap();
-    let assessment = evaluate(&memory, request, Instant::now(), &provenance()).await;
+    let assessment = evaluate(&Hygiene, &memory, request, Instant::now(), &provenance()).await;
     let assessment = serde_json::to_value(assessment).unwrap();
     assert_eq!(assessment["status"], "incomplete");
     assert_eq!(assessment["coverage"]["degraded"][0]["reason"], "timed-out");
@@ -441,35 +445,26 @@ async fn a_file_of_a_million_markers_costs_what_the_cap_keeps() {
 
 #[test]
 fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
-    let mut blobs = HashMap::new();
     let mut targets = Vec::new();
     for i in 0..4 {
         let bytes = format!("{i}\n<<<<<<< HEAD\n").into_bytes();
-        let id = bridge_core::changeset::blob_id(&bytes);
-        blobs.insert(id.clone(), bytes);
-        targets.push(Target {
+        targets.push(Side {
             path: format!("f{i}.txt"),
-            before_path: format!("f{i}.txt"),
-            before: None,
-            after: Some(id),
+            change: ChangeKind::Create,
+            which: Which::After,
+            bytes: Arc::new(bytes),
+            other: None,
             added: true,
-            link: false,
         });
     }
     let run = |stop: &Stop, deadline: Instant| {
-        let mut kept = Kept::default();
-        let checks = Checks {
-            rules: &Rule::ALL,
-            settings: checks::Settings {
-                max_added_file_bytes: 1 << 20,
-                yaml: checks::YamlReading::Compatible,
-            },
-            comparison: Comparison::All,
-            stop,
-            deadline,
+        let settings = checks::Settings {
+            max_added_file_bytes: 1 << 20,
+            yaml: checks::YamlReading::Compatible,
         };
-        let unchecked = checks.run(&targets, &blobs, &mut kept, &mut Vec::new());
-        (unchecked, kept.into_diagnostics().len())
+        let checked = check_sides(&targets, &Rule::ALL, settings, stop, deadline);
+        let found: usize = checked.iter().map(|c| c.findings.len()).sum();
+        (targets.len() - checked.len(), found)
     };
     let later = Instant::now() + Duration::from_secs(60);
     let live = Cancel::on_drop();

@@ -1,4 +1,4 @@
-//! The one error type of the hygiene provider.
+//! The one error type of the provider kit.
 
 /// Why the provider could not serve.
 #[derive(Debug, thiserror::Error)]

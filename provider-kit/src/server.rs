@@ -1,7 +1,8 @@
 //! The provider's side of the inner seam: the lifecycle (`initialize`, the `initialized` grant,
-//! `shutdown`, `exit`) and `check/evaluate` (or its legacy name `judge/evaluate`), served by
-//! bridge-core's JSON-RPC peer. Content is read only through the host's callbacks on the same
-//! connection; `$/cancelRequest` aborts an evaluation (the peer drops it and its pending callbacks).
+//! `shutdown`, `exit`) and `check/evaluate` (or its legacy name `judge/evaluate`) with a
+//! [`Checker`]'s checks, served by bridge-core's JSON-RPC peer. Content is read only through the
+//! host's callbacks on the same connection; `$/cancelRequest` aborts an evaluation (the peer drops
+//! it and its pending callbacks, which raises the evaluation's stop signal).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -9,20 +10,30 @@ use std::time::{Duration, Instant};
 use bridge_core::FailClass;
 use bridge_core::jsonrpc::ErrorObject;
 use bridge_core::peer::{
-    Answer, BoxFuture, CallOptions, Handler, IncomingRequest, Peer, error_object, method_not_found,
+    self, Answer, BoxFuture, CallOptions, Handler, IncomingRequest, Peer, PeerConfig, error_object,
+    method_not_found,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
-use crate::evaluate::{Provenance, Workspace, evaluate};
+use crate::checker::{Checker, Identity};
+
+use crate::evaluate::evaluate;
 use crate::request::Request;
-use crate::rules::SOURCE;
 use crate::wire::{
     BlobData, CAPABILITY_VERSION, InitializeParams, InitializedParams, ListTreeResult, PROTOCOL,
     ReadBlobResult, TreeEntry,
 };
+use crate::workspace::Workspace;
 
+/// Largest frame read from the host: one `workspace/readBlob` answer carries up to a chunk of
+/// files (`evaluate::CHUNK`), base64-encoded; a larger answer fails its call, and the provider then
+/// reads the batch in halves.
+const MAX_FRAME: usize = 64 * 1024 * 1024;
+/// How long running evaluations may finish once the host closed its end.
+const DRAIN: Duration = Duration::from_secs(2);
 /// Deadline of an evaluation when the grant names no wall-clock limit.
 const DEFAULT_BUDGET: Duration = Duration::from_secs(25);
 /// Share of the granted wall clock spent checking; the rest is left for the answer to travel.
@@ -43,21 +54,49 @@ struct State {
     budget: Duration,
 }
 
+/// Serves the inner seam over `reader`/`writer` (the host's output and input) with `checker`'s
+/// checks until the host closes its end or sends `exit`.
+pub async fn serve<C, R, W>(
+    reader: R,
+    writer: W,
+    checker: C,
+    identity: Identity,
+) -> crate::error::Result<()>
+where
+    C: Checker,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let exit = Arc::new(Notify::new());
+    let provider = Provider::new(Arc::new(checker), identity, exit.clone());
+    let config = PeerConfig {
+        max_frame: MAX_FRAME,
+        ..PeerConfig::default()
+    };
+    tokio::select! {
+        served = peer::serve(reader, writer, config, Arc::new(provider), DRAIN) => served?,
+        () = exit.notified() => tracing::debug!("exit received"),
+    }
+    Ok(())
+}
+
 /// The request handler; `exit` is signalled on `exit`.
-pub(crate) struct Provider {
+struct Provider<C> {
     state: Mutex<State>,
-    provenance: Provenance,
+    checker: Arc<C>,
+    identity: Identity,
     exit: Arc<Notify>,
 }
 
-impl Provider {
-    pub(crate) fn new(provenance: Provenance, exit: Arc<Notify>) -> Provider {
+impl<C: Checker> Provider<C> {
+    fn new(checker: Arc<C>, identity: Identity, exit: Arc<Notify>) -> Provider<C> {
         Provider {
             state: Mutex::new(State {
                 phase: Phase::Spawned,
                 budget: DEFAULT_BUDGET,
             }),
-            provenance,
+            checker,
+            identity,
             exit,
         }
     }
@@ -89,17 +128,18 @@ impl Provider {
             ));
         }
         state.phase = Phase::Active;
+        let about = self.checker.about();
         Ok(json!({
             "serverInfo": {
-                "name": SOURCE,
-                "version": self.provenance.version,
-                "fingerprint": self.provenance.build_digest,
+                "name": about.id,
+                "version": self.identity.version,
+                "fingerprint": self.identity.fingerprint,
             },
             "capabilityFamilies": ["check"],
             "capabilities": {
                 "check": {
                     "capabilityVersion": CAPABILITY_VERSION,
-                    "diagnosticSources": [SOURCE],
+                    "diagnosticSources": [about.source],
                     "scopes": ["changeset", "workspace"],
                     "comparisons": ["introduced", "all", "resolved"],
                     "partialResults": false,
@@ -109,7 +149,7 @@ impl Provider {
                 }
             },
             "requestedPermissions": {"read": ["**/*"], "write": false, "network": false},
-            "provenance": {"publisher": "asp-bridge"},
+            "provenance": {"publisher": about.publisher},
         }))
     }
 
@@ -134,7 +174,7 @@ impl Provider {
     }
 }
 
-impl Handler for Provider {
+impl<C: Checker> Handler for Provider<C> {
     fn request(&self, request: IncomingRequest) -> Answer {
         let immediate = |value: Result<Value, ErrorObject>| -> BoxFuture<'static, _> {
             Box::pin(async move { value.and_then(|v| raw(&v)) })
@@ -154,7 +194,7 @@ impl Handler for Provider {
                     Ok(params) => params,
                     Err(error) => return immediate(Err(error)),
                 };
-                let parsed = match Request::parse(&params) {
+                let parsed = match Request::parse(&params, &*self.checker) {
                     Ok(parsed) => parsed,
                     Err(why) => {
                         return immediate(Err(error_object(
@@ -165,10 +205,11 @@ impl Handler for Provider {
                         )));
                     }
                 };
-                let provenance = self.provenance.clone();
+                let (checker, identity) = (self.checker.clone(), self.identity.clone());
                 let callbacks = Callbacks { peer: request.peer };
                 Box::pin(async move {
-                    let assessment = evaluate(&callbacks, parsed, deadline, &provenance).await;
+                    let assessment =
+                        evaluate(&*checker, &callbacks, parsed, deadline, &identity).await;
                     let value = serde_json::to_value(assessment).map_err(|e| internal(&e))?;
                     raw(&value)
                 })

@@ -4,12 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::rules::Severity;
-use crate::wire::Diagnostic;
+use crate::wire::{Diagnostic, Severity};
 
 /// Most diagnostics in one assessment; past it the most severe are kept and the answer is
 /// `truncated` (never `complete`).
-pub(crate) const MAX_DIAGNOSTICS: usize = 10_000;
+pub const MAX_DIAGNOSTICS: usize = 10_000;
 
 /// The diagnostics of an answer as they are found: once [`MAX_DIAGNOSTICS`] are kept, a new one
 /// takes the place of a less severe one or is left out, so an error is never dropped to make room
@@ -65,18 +64,18 @@ fn rank(severity: Severity) -> usize {
 /// Raised when dropped: the evaluation that owns it ended, or was dropped because the host
 /// cancelled it (`$/cancelRequest` aborts the handler) or went away.
 #[derive(Debug)]
-pub(crate) struct Cancel(Arc<AtomicBool>);
+pub struct Cancel(Arc<AtomicBool>);
 
 /// What blocking work polls to learn that its evaluation is gone.
 #[derive(Clone, Debug)]
-pub(crate) struct Stop(Arc<AtomicBool>);
+pub struct Stop(Arc<AtomicBool>);
 
 impl Cancel {
-    pub(crate) fn on_drop() -> Cancel {
+    pub fn on_drop() -> Cancel {
         Cancel(Arc::default())
     }
 
-    pub(crate) fn signal(&self) -> Stop {
+    pub fn signal(&self) -> Stop {
         Stop(self.0.clone())
     }
 }
@@ -88,7 +87,7 @@ impl Drop for Cancel {
 }
 
 impl Stop {
-    pub(crate) fn is_set(&self) -> bool {
+    pub fn is_set(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -100,7 +99,7 @@ mod tests {
 
     fn diagnostic(severity: Severity, line: usize) -> Diagnostic {
         Diagnostic {
-            code: "hygiene/x",
+            code: "hygiene/x".into(),
             severity,
             source: "hygiene",
             message: line.to_string(),
@@ -110,7 +109,7 @@ mod tests {
             },
             fingerprint: String::new(),
             introduced: None,
-            help: "",
+            help: String::new(),
             code_description: crate::wire::CodeDescription {
                 href: String::new(),
             },

@@ -1,26 +1,23 @@
 //! One `check/evaluate`: which files to check, reading their blobs through the host in bounded
-//! batches, the checks off the async threads, and the Assessment (with the exact `validAsOf`).
+//! batches, the checker's checks on them (both sides when the comparison needs them), and the
+//! Assessment (with the exact `validAsOf`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
-use crate::bounds::{Cancel, Kept, MAX_DIAGNOSTICS, Stop};
-use crate::checks::{self, Checked, Subject};
-use crate::digest::{base64, blob_matches};
+use crate::bounds::{Cancel, Kept, MAX_DIAGNOSTICS};
+use crate::checker::{Blob, ChangeKind, Checked, Checker, Identity, Run, Side, Which};
 use crate::request::{Comparison, Request, Scope};
-use crate::rules::{Rule, SOURCE};
 use crate::wire::{
-    Assessment, BlobData, CAPABILITY_VERSION, Cache, CodeDescription, Coverage, CoveragePart,
-    Degradation, Diagnostic, Evidence, Location, ProviderInfo, Status, Timing, TreeEntry,
-    ValidAsOf,
+    Assessment, CAPABILITY_VERSION, Cache, CodeDescription, Coverage, CoveragePart, Degradation,
+    Diagnostic, Evidence, Location, ProviderInfo, Status, Timing, ValidAsOf,
 };
+use crate::workspace::{Read, Workspace, read, remaining};
 
 /// Files whose blobs are read in one `workspace/readBlob` call (both sides of each). A host
 /// that refuses an answer this large (the embedded host caps one at 12 MiB) is asked for halves.
-pub(crate) const CHUNK: usize = 128;
-/// Deadline of one callback, within the evaluation's own deadline.
-const CALL_TIMEOUT: Duration = Duration::from_secs(15);
+pub const CHUNK: usize = 128;
 /// Most `coverage.degraded` entries listed one by one; the rest are counted in one more entry.
 const MAX_DEGRADED: usize = 50;
 /// Paths asked about in one `workspace/listTree` call that tells which changed paths are links.
@@ -30,30 +27,6 @@ const LINKS_NAMED: usize = 10;
 /// Longest link target (Linux's `PATH_MAX`).
 const MAX_LINK_TARGET: usize = 4_096;
 
-/// The host's content callbacks, as the evaluation needs them.
-pub(crate) trait Workspace: Send + Sync {
-    /// `workspace/readBlob`: the blobs as the host sent them.
-    fn read_blobs(
-        &self,
-        ids: Vec<String>,
-        timeout: Duration,
-    ) -> impl Future<Output = Result<Vec<BlobData>, String>> + Send;
-    /// `workspace/listTree` of the baseline (`paths` narrows it): the entries and whether the
-    /// host cut the list.
-    fn list_tree(
-        &self,
-        paths: Option<Vec<String>>,
-        timeout: Duration,
-    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send;
-}
-
-/// Who evaluates: reported in every assessment.
-#[derive(Clone, Debug)]
-pub(crate) struct Provenance {
-    pub(crate) version: String,
-    pub(crate) build_digest: String,
-}
-
 /// One file to check: its blobs on each side.
 #[derive(Clone, Debug)]
 struct Target {
@@ -62,14 +35,16 @@ struct Target {
     before_path: String,
     before: Option<String>,
     after: Option<String>,
+    change: ChangeKind,
     added: bool,
     /// The baseline holds a symbolic link at `before_path`: its blob is the link's target.
     link: bool,
 }
 
 /// What the evaluation found and could not do, gathered as it goes.
-#[derive(Default)]
 struct Outcome {
+    /// The checker's diagnostic source: the source of every degradation.
+    source: &'static str,
     diagnostics: Kept,
     degraded: Vec<Degradation>,
     /// Files, or parts of them, that could not be checked (`coverage.unsupported`).
@@ -99,7 +74,7 @@ impl Outcome {
             let more = self.links - self.links_named.len();
             evidence.push(Evidence {
                 kind: "message",
-                id: "hygiene/links-skipped",
+                id: format!("{}/links-skipped", self.source),
                 message: format!(
                     "{} not checked as content (a link's blob is its target path): {}{}",
                     if self.links == 1 {
@@ -120,7 +95,7 @@ impl Outcome {
         if let Some(why) = &self.links_unknown {
             evidence.push(Evidence {
                 kind: "message",
-                id: "hygiene/links-unknown",
+                id: format!("{}/links-unknown", self.source),
                 message: format!(
                     "could not learn which changed paths are symbolic links, so any were checked as files: {why}"
                 ),
@@ -135,13 +110,13 @@ impl Outcome {
     fn not_covered(&mut self, detail: String) {
         if self.unsupported.len() < MAX_DEGRADED {
             self.unsupported.push(Degradation {
-                source: SOURCE,
+                source: self.source,
                 reason: "unsupported",
                 detail,
             });
         } else if self.unsupported.len() == MAX_DEGRADED {
             self.unsupported.push(Degradation {
-                source: SOURCE,
+                source: self.source,
                 reason: "unsupported",
                 detail: "more files could not be checked; the list stops here".into(),
             });
@@ -151,13 +126,13 @@ impl Outcome {
     fn degrade(&mut self, reason: &'static str, detail: String) {
         if self.degraded.len() < MAX_DEGRADED {
             self.degraded.push(Degradation {
-                source: SOURCE,
+                source: self.source,
                 reason,
                 detail,
             });
         } else if self.degraded.len() == MAX_DEGRADED {
             self.degraded.push(Degradation {
-                source: SOURCE,
+                source: self.source,
                 reason,
                 detail: "more files could not be checked; the list stops here".into(),
             });
@@ -165,31 +140,52 @@ impl Outcome {
     }
 }
 
-pub(crate) async fn evaluate<W: Workspace>(
+/// Evaluates `request` with `checker`'s checks, reading through `workspace`, until `deadline`.
+pub async fn evaluate<C: Checker, W: Workspace>(
+    checker: &C,
     workspace: &W,
-    request: Request,
+    request: Request<C::Rule, C::Settings>,
     deadline: Instant,
-    provenance: &Provenance,
+    identity: &Identity,
 ) -> Assessment {
     let started = Instant::now();
+    let about = checker.about();
     let mut outcome = Outcome {
+        source: about.source,
+        diagnostics: Kept::default(),
+        degraded: Vec::new(),
+        unsupported: Vec::new(),
+        read: BTreeSet::new(),
+        truncated: false,
         exhaustive: true,
-        ..Outcome::default()
+        links: 0,
+        links_named: Vec::new(),
+        links_unknown: None,
     };
     let status = if request.is_unsupported() {
         Status::Unsupported
     } else {
         let targets = targets(workspace, &request, deadline, &mut outcome).await;
-        check_all(workspace, &request, targets, deadline, &mut outcome).await;
+        check_all(
+            checker,
+            workspace,
+            &request,
+            targets,
+            deadline,
+            &mut outcome,
+        )
+        .await;
         if outcome.diagnostics.cut > 0 {
             outcome.truncated = true;
             let cut = outcome.diagnostics.cut;
+            let per_rule = about
+                .per_rule_cap
+                .map_or_else(String::new, |n| format!(", and {n} of a rule in a file"));
             outcome.degrade(
                 "incomplete",
                 format!(
-                    "{cut} more {} left out (at most {MAX_DIAGNOSTICS} are sent, and {} of a rule in a file; the most severe first)",
+                    "{cut} more {} left out (at most {MAX_DIAGNOSTICS} are sent{per_rule}; the most severe first)",
                     if cut == 1 { "finding was" } else { "findings were" },
-                    checks::PER_RULE
                 ),
             );
         }
@@ -210,12 +206,16 @@ pub(crate) async fn evaluate<W: Workspace>(
         diagnostic_sources: if status == Status::Unsupported {
             vec![]
         } else {
-            vec![SOURCE.to_owned()]
+            vec![about.source.to_owned()]
         },
         rules: if status == Status::Unsupported {
             vec![]
         } else {
-            request.rules.iter().map(|r| r.id().to_owned()).collect()
+            request
+                .rules
+                .iter()
+                .map(|r| checker.rule_id(r).to_owned())
+                .collect()
         },
         comparison: request.requested.comparison.clone(),
     };
@@ -242,11 +242,11 @@ pub(crate) async fn evaluate<W: Workspace>(
             blobs: outcome.read.into_iter().collect(),
         },
         provider: ProviderInfo {
-            id: SOURCE,
-            version: provenance.version.clone(),
+            id: about.id,
+            version: identity.version.clone(),
             config_digest: request.config_digest,
             capability_version: CAPABILITY_VERSION,
-            build_digest: provenance.build_digest.clone(),
+            build_digest: identity.fingerprint.clone(),
             capability_family: "check",
         },
         timing: Timing {
@@ -257,9 +257,9 @@ pub(crate) async fn evaluate<W: Workspace>(
 }
 
 /// The files in scope: the changes, and for a workspace or paths scope the baseline's other files.
-async fn targets<W: Workspace>(
+async fn targets<R, S, W: Workspace>(
     workspace: &W,
-    request: &Request,
+    request: &Request<R, S>,
     deadline: Instant,
     outcome: &mut Outcome,
 ) -> Vec<Target> {
@@ -276,6 +276,7 @@ async fn targets<W: Workspace>(
                 // A pure rename keeps the content.
                 _ => change.after.clone().or_else(|| change.before.clone()),
             },
+            change: ChangeKind::parse(&change.kind),
             added: change.kind == "create",
             link: false,
         })
@@ -320,6 +321,7 @@ async fn targets<W: Workspace>(
                         path: entry.path,
                         before: Some(entry.blob_id.clone()),
                         after: Some(entry.blob_id),
+                        change: ChangeKind::Unchanged,
                         added: false,
                         link: false,
                     }),
@@ -389,9 +391,10 @@ fn is_link_target(bytes: &[u8]) -> bool {
         && !bytes.iter().any(|b| matches!(b, 0 | b'\n' | b'\r'))
 }
 
-async fn check_all<W: Workspace>(
+async fn check_all<C: Checker, W: Workspace>(
+    checker: &C,
     workspace: &W,
-    request: &Request,
+    request: &Request<C::Rule, C::Settings>,
     targets: Vec<Target>,
     deadline: Instant,
     outcome: &mut Outcome,
@@ -416,7 +419,7 @@ async fn check_all<W: Workspace>(
     // are held at once.
     let mut next = fetch(0).await;
     for (n, chunk) in chunks.iter().enumerate() {
-        let Some((blobs, failures)) = next.take() else {
+        let Some(Read { blobs, failures }) = next.take() else {
             outcome.degrade(
                 "timed-out",
                 format!(
@@ -458,32 +461,33 @@ async fn check_all<W: Workspace>(
                 None => ready.push(target.clone()),
             }
         }
-        let rules = request.rules.clone();
-        let (settings, comparison) = (request.settings, request.comparison);
-        // The kept findings go to the blocking pool and come back: the cap applies as each file
-        // is checked, and the loop stops at the deadline or once this evaluation is dropped (a
-        // `$/cancelRequest` aborts it), so no check outlives the request it serves.
-        let mut kept = std::mem::take(&mut outcome.diagnostics);
-        let stop = cancel.signal();
-        let checks = tokio::task::spawn_blocking(move || {
-            let checks = Checks {
-                rules: &rules,
-                settings,
-                comparison,
-                stop: &stop,
-                deadline,
-            };
-            let mut not_covered = Vec::new();
-            let unchecked = checks.run(&ready, &blobs, &mut kept, &mut not_covered);
-            (kept, unchecked, not_covered)
-        });
-        let (checked, prefetched) = tokio::join!(checks, fetch(n + 1));
+        let blobs: HashMap<String, Blob> = blobs
+            .into_iter()
+            .map(|(id, bytes)| (id, Arc::new(bytes)))
+            .collect();
+        // The checks stop at the deadline or once this evaluation is dropped (a
+        // `$/cancelRequest` aborts it, which raises the stop signal), so no check outlives the
+        // request it serves.
+        let run = Run {
+            rules: &request.rules,
+            settings: &request.settings,
+            deadline,
+            stop: cancel.signal(),
+            workspace,
+        };
+        let compared = compare(checker, &run, &ready, &blobs, request.comparison);
+        let (checked, prefetched) = tokio::join!(compared, fetch(n + 1));
         next = prefetched;
         match checked {
-            Ok((kept, unchecked, not_covered)) => {
-                outcome.diagnostics = kept;
-                for why in not_covered {
-                    outcome.not_covered(why);
+            Ok((files, unchecked)) => {
+                for file in files {
+                    outcome.diagnostics.cut += file.cut;
+                    for diagnostic in file.diagnostics {
+                        outcome.diagnostics.push(diagnostic);
+                    }
+                    for why in file.unchecked {
+                        outcome.not_covered(why);
+                    }
                 }
                 if unchecked > 0 {
                     outcome.degrade(
@@ -504,223 +508,134 @@ async fn check_all<W: Workspace>(
     }
 }
 
-/// The checks of one chunk, on the blocking pool.
-struct Checks<'a> {
-    rules: &'a [Rule],
-    settings: checks::Settings,
-    comparison: Comparison,
-    stop: &'a Stop,
-    deadline: Instant,
-}
-
-impl Checks<'_> {
-    /// Checks `targets` into `kept` (and what could not be checked, by path, into `unchecked`),
-    /// file by file, until the deadline passes or the evaluation is gone; returns how many files
-    /// were not checked.
-    fn run(
-        &self,
-        targets: &[Target],
-        blobs: &HashMap<String, Vec<u8>>,
-        kept: &mut Kept,
-        unchecked: &mut Vec<String>,
-    ) -> usize {
-        for (n, target) in targets.iter().enumerate() {
-            if self.stop.is_set() || Instant::now() >= self.deadline {
-                return targets.len() - n;
-            }
-            let found = diagnostics(target, blobs, self.rules, self.settings, self.comparison);
-            kept.cut += found.cut;
-            for diagnostic in found.diagnostics {
-                kept.push(diagnostic);
-            }
-            unchecked.extend(
-                found
-                    .unchecked
-                    .into_iter()
-                    .map(|why| format!("{}: {why}", target.path)),
-            );
-        }
-        0
-    }
-}
-
-fn remaining(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .min(CALL_TIMEOUT)
-}
-
-/// Reads `ids` in one call; when a batch fails (a blob refused, or an answer past the host's size
-/// cap) its halves are read, down to single blobs. Returns the blobs read (decoded, checked
-/// against their ids) and why the others were not.
-async fn read<W: Workspace>(
-    workspace: &W,
-    ids: Vec<String>,
-    deadline: Instant,
-) -> (HashMap<String, Vec<u8>>, HashMap<String, String>) {
-    let mut blobs = HashMap::new();
-    let mut failures = HashMap::new();
-    let mut batches = vec![ids];
-    while let Some(batch) = batches.pop() {
-        let Some(first) = batch.first() else {
-            continue;
-        };
-        if Instant::now() >= deadline {
-            failures.insert(first.clone(), "the deadline passed".into());
-            continue;
-        }
-        match workspace
-            .read_blobs(batch.clone(), remaining(deadline))
-            .await
-        {
-            Ok(sent) => accept(&batch, sent, &mut blobs, &mut failures),
-            Err(error) if batch.len() == 1 => {
-                failures.insert(first.clone(), error);
-            }
-            Err(error) => {
-                tracing::debug!(%error, blobs = batch.len(), "a batch read failed; reading its halves");
-                let mut batch = batch;
-                let second = batch.split_off(batch.len() / 2);
-                batches.push(second);
-                batches.push(batch);
-            }
-        }
-    }
-    (blobs, failures)
-}
-
-/// Keeps the blobs that were asked for, decode, and hash to their id.
-fn accept(
-    asked: &[String],
-    sent: Vec<BlobData>,
-    blobs: &mut HashMap<String, Vec<u8>>,
-    failures: &mut HashMap<String, String>,
-) {
-    let asked: HashSet<&str> = asked.iter().map(String::as_str).collect();
-    for blob in sent {
-        if !asked.contains(blob.id.as_str()) {
-            tracing::debug!(id = %blob.id, "the host sent a blob that was not asked for");
-            continue;
-        }
-        let bytes = match blob.encoding.as_str() {
-            "utf-8" => Some(blob.bytes.into_bytes()),
-            "base64" => base64(&blob.bytes),
-            _ => None,
-        };
-        match bytes {
-            Some(bytes) if blob_matches(&blob.id, &bytes) => {
-                blobs.insert(blob.id, bytes);
-            }
-            Some(_) => {
-                failures.insert(blob.id, "its content does not match its id".into());
-            }
-            None => {
-                failures.insert(
-                    blob.id,
-                    format!("cannot decode encoding {:?}", blob.encoding),
-                );
-            }
-        }
-    }
-}
-
 /// What one file gave for the comparison asked for, on the side it is reported on.
 struct FileOutcome {
     diagnostics: Vec<Diagnostic>,
-    /// Findings the per-rule cap cut.
+    /// Findings the checker's cap cut.
     cut: usize,
-    /// What could not be checked, and why.
+    /// What could not be checked, by path, and why.
     unchecked: Vec<String>,
 }
 
-/// The diagnostics of one file for the comparison asked for.
-fn diagnostics(
-    target: &Target,
-    blobs: &HashMap<String, Vec<u8>>,
-    rules: &[Rule],
-    settings: checks::Settings,
+/// The findings of `ready` for `comparison`: the side reported on is checked first, in one batch,
+/// and the other side of the files that have findings in a second one (a finding both sides have
+/// is not introduced, nor resolved). Returns the files checked, in order, and how many at the end
+/// were not (the checker stopped early).
+async fn compare<C: Checker, W: Workspace>(
+    checker: &C,
+    run: &Run<'_, C, W>,
+    ready: &[Target],
+    blobs: &HashMap<String, Blob>,
     comparison: Comparison,
-) -> FileOutcome {
-    let bytes = |id: &Option<String>| id.as_ref().and_then(|id| blobs.get(id)).map(Vec::as_slice);
-    let (before, after) = (bytes(&target.before), bytes(&target.after));
-    // Both sides are fingerprinted under the new path, so a rename does not look like new findings.
-    let side = |this: Option<&[u8]>, other: Option<&[u8]>, added: bool| -> Checked {
-        this.map_or_else(Checked::default, |bytes| {
-            checks::check(
-                Subject {
-                    path: &target.path,
-                    bytes,
-                    other,
-                    added,
-                },
-                rules,
-                settings,
-            )
+) -> Result<(Vec<FileOutcome>, usize), String> {
+    let blob = |id: &Option<String>| id.as_ref().and_then(|id| blobs.get(id)).cloned();
+    // Both sides are checked under the new path, so a rename does not look like new findings.
+    let side = |target: &Target, which: Which| -> Option<Side> {
+        let (this, other, added) = match which {
+            Which::After => (blob(&target.after), blob(&target.before), target.added),
+            Which::Before => (blob(&target.before), blob(&target.after), false),
+        };
+        this.map(|bytes| Side {
+            path: target.path.clone(),
+            change: target.change,
+            which,
+            bytes,
+            other,
+            added,
         })
     };
-    let minus = |found: Checked, other: &Checked| -> Checked {
-        let seen: HashSet<&str> = other
-            .findings
-            .iter()
-            .map(|f| f.fingerprint.as_str())
+    let (first, second) = match comparison {
+        Comparison::All => (Which::After, None),
+        Comparison::Introduced => (Which::After, Some(Which::Before)),
+        Comparison::Resolved => (Which::Before, Some(Which::After)),
+    };
+    let all: Vec<&Target> = ready.iter().collect();
+    let (mut reported, mut done) = check_sides(checker, run, &all, |t| side(t, first)).await?;
+    let mut others: Vec<Option<Checked>> = ready.iter().map(|_| None).collect();
+    if let Some(second) = second {
+        let needed: Vec<usize> = (0..done)
+            .filter(|&i| reported[i].as_ref().is_some_and(|c| !c.findings.is_empty()))
             .collect();
-        Checked {
-            findings: found
-                .findings
-                .into_iter()
-                .filter(|f| !seen.contains(f.fingerprint.as_str()))
-                .collect(),
-            cut: found.cut,
-            unchecked: found.unchecked,
+        let wanted: Vec<&Target> = needed.iter().map(|&i| &ready[i]).collect();
+        let (found, answered) = check_sides(checker, run, &wanted, |t| side(t, second)).await?;
+        for (&i, found) in needed.iter().zip(found).take(answered) {
+            others[i] = found;
         }
-    };
-    let (found, path, introduced) = match comparison {
-        Comparison::All => (side(after, before, target.added), &target.path, None),
-        Comparison::Introduced => {
-            let found = side(after, before, target.added);
-            let old = if found.findings.is_empty() {
-                Checked::default()
-            } else {
-                side(before, after, false)
+        if let Some(&first_unanswered) = needed.get(answered) {
+            done = first_unanswered;
+        }
+    }
+    let introduced = (comparison == Comparison::Introduced).then_some(true);
+    let about = checker.about();
+    let files = ready
+        .iter()
+        .zip(reported.iter_mut())
+        .zip(others)
+        .take(done)
+        .map(|((target, found), other)| {
+            let found = found.take().unwrap_or_default();
+            let seen: HashSet<String> = other
+                .map(|o| o.findings.into_iter().map(|f| f.fingerprint).collect())
+                .unwrap_or_default();
+            let path = match comparison {
+                Comparison::Resolved => &target.before_path,
+                _ => &target.path,
             };
-            (minus(found, &old), &target.path, Some(true))
-        }
-        Comparison::Resolved => {
-            let old = side(before, after, false);
-            let new = if old.findings.is_empty() {
-                Checked::default()
-            } else {
-                side(after, before, target.added)
-            };
-            (minus(old, &new), &target.before_path, None)
-        }
-    };
-    let diagnostics = found
-        .findings
-        .into_iter()
-        .map(|f| Diagnostic {
-            code: f.finding.rule.id(),
-            severity: f.finding.rule.severity(),
-            source: SOURCE,
-            message: f.finding.message,
-            location: Location {
-                path: path.clone(),
-                range: f.finding.range,
-            },
-            fingerprint: f.fingerprint,
-            introduced,
-            help: f.finding.rule.help(),
-            code_description: CodeDescription {
-                href: f.finding.rule.info().help_uri(),
-            },
+            FileOutcome {
+                diagnostics: found
+                    .findings
+                    .into_iter()
+                    .filter(|f| !seen.contains(&f.fingerprint))
+                    .map(|f| Diagnostic {
+                        code: f.code,
+                        severity: f.severity,
+                        source: about.source,
+                        message: f.message,
+                        location: Location {
+                            path: path.clone(),
+                            range: f.range,
+                        },
+                        fingerprint: f.fingerprint,
+                        introduced,
+                        help: f.help,
+                        code_description: CodeDescription { href: f.help_uri },
+                    })
+                    .collect(),
+                cut: found.cut,
+                unchecked: found
+                    .unchecked
+                    .into_iter()
+                    .map(|why| format!("{}: {why}", target.path))
+                    .collect(),
+            }
         })
         .collect();
-    FileOutcome {
-        diagnostics,
-        cut: found.cut,
-        unchecked: found.unchecked,
-    }
+    Ok((files, ready.len() - done))
 }
 
-#[cfg(test)]
-mod tests;
+/// Checks the side `pick` gives of each target in one batch: one result per target (`None` when
+/// it has no such side), and how many targets from the start were answered.
+async fn check_sides<C: Checker, W: Workspace>(
+    checker: &C,
+    run: &Run<'_, C, W>,
+    ready: &[&Target],
+    pick: impl Fn(&Target) -> Option<Side>,
+) -> Result<(Vec<Option<Checked>>, usize), String> {
+    let picked: Vec<Option<Side>> = ready.iter().map(|t| pick(t)).collect();
+    let sides: Vec<Side> = picked.iter().flatten().cloned().collect();
+    let asked = sides.len();
+    let mut checked = checker.check(sides, run).await?.into_iter().take(asked);
+    let mut results = Vec::with_capacity(ready.len());
+    for side in &picked {
+        match side {
+            None => results.push(Some(Checked::default())),
+            Some(_) => match checked.next() {
+                Some(found) => results.push(Some(found)),
+                None => break,
+            },
+        }
+    }
+    let done = results.len();
+    results.resize_with(ready.len(), || None);
+    Ok((results, done))
+}

@@ -1,15 +1,29 @@
-//! Digests and blob encodings: canonical JSON digests (bridge-core's), sha256 ids, base64.
+//! Digests and blob encodings: canonical JSON digests (bridge-core's), sha256 ids and
+//! fingerprints, base64.
 
 use base64::Engine as _;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use sha2::{Digest as _, Sha256};
 
-use bridge_core::digest::hex;
-
+/// The content id of bytes, `blob:sha256:<hex>`, as the host names blobs.
+pub use bridge_core::changeset::blob_id;
 /// `sha256:<hex>` of `value` as canonical JSON (the changeset digest and the config digest), computed
 /// exactly as the host computes it.
-pub(crate) use bridge_core::digest::canonical_digest;
+pub use bridge_core::digest::canonical_digest;
+/// Lower-case hex of bytes.
+pub use bridge_core::digest::hex;
+
+/// `sha256:<hex>` of `parts`, each ended by a NUL byte: a finding's fingerprint from what
+/// identifies it (its rule, path, key and repeat count, say), never from its position.
+pub fn fingerprint<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    format!("sha256:{}", hex(&hash.finalize()))
+}
 
 /// Whether `bytes` hash to the content id `blob:sha256:<hex>` (ids of other algorithms are taken
 /// as they are: nothing to check them with).

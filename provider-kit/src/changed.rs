@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::text::Text;
 
 /// `changed[i]` is true when line `i` of `this` is not in `other`. No other side: every line is new.
-pub(crate) fn changed_lines(this: &Text<'_>, other: Option<&Text<'_>>) -> Vec<bool> {
+pub fn changed_lines(this: &Text<'_>, other: Option<&Text<'_>>) -> Vec<bool> {
     let count = this.lines.len();
     let Some(other) = other else {
         return vec![true; count];

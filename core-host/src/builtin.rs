@@ -1,0 +1,75 @@
+//! The built-in providers, one row each: the id, the `asp-bridge provider` subcommand that runs
+//! it, its `host.toml` table, its defaults and how `status` and the command line name it. The
+//! configuration loader, `status` and the CLI read this table; a new built-in provider (the linter
+//! runner) is a new row here, its settings in its table, and its checker behind the subcommand.
+
+/// One built-in provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Builtin {
+    /// Its provider id.
+    pub id: &'static str,
+    /// The subcommand that runs it: `asp-bridge provider <subcommand>`.
+    pub subcommand: &'static str,
+    /// Its table in `host.toml` (`[hygiene]`), which also prefixes the keys named in errors.
+    pub table: &'static str,
+    /// The call sites whose decisions need it unless its table says otherwise (as
+    /// `required-for` names them).
+    pub required_for: &'static [&'static str],
+    /// How `status` says where it comes from.
+    pub origin: &'static str,
+}
+
+/// The built-in hygiene provider (`hygiene-provider`).
+pub const HYGIENE: Builtin = Builtin {
+    id: "hygiene",
+    subcommand: "hygiene",
+    table: "hygiene",
+    // Trusted by being built in: its errors (conflict markers, private keys) decide the advisory
+    // call sites unless the configuration says otherwise.
+    required_for: &["interactive", "sweep"],
+    origin: "the built-in hygiene provider",
+};
+
+/// Every built-in provider, in the order they are enrolled (before any `[[provider]]`).
+pub const BUILTINS: &[Builtin] = &[HYGIENE];
+
+impl Builtin {
+    /// The row of the built-in provider `id`.
+    pub fn find(id: &str) -> Option<&'static Builtin> {
+        BUILTINS.iter().find(|b| b.id == id)
+    }
+
+    /// How it is started: `launcher` (this executable and `provider`) and its subcommand. With no
+    /// launcher it cannot be started: the command is empty.
+    pub fn command(&self, launcher: &[String]) -> Vec<String> {
+        if launcher.is_empty() {
+            return Vec::new();
+        }
+        let mut command = launcher.to_vec();
+        command.push(self.subcommand.to_owned());
+        command
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_built_in_provider_has_its_own_id_subcommand_and_table() {
+        for (i, row) in BUILTINS.iter().enumerate() {
+            assert_eq!(Builtin::find(row.id), Some(row));
+            for other in &BUILTINS[i + 1..] {
+                assert_ne!(row.id, other.id);
+                assert_ne!(row.subcommand, other.subcommand);
+                assert_ne!(row.table, other.table);
+            }
+        }
+        let launcher = ["/bin/asp-bridge".to_owned(), "provider".to_owned()];
+        assert_eq!(
+            HYGIENE.command(&launcher),
+            ["/bin/asp-bridge", "provider", "hygiene"]
+        );
+        assert!(HYGIENE.command(&[]).is_empty());
+    }
+}
