@@ -30,9 +30,9 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::git::{FilterCache, Filters};
 use crate::proto::{Change, ChangeKind, ChangeSet};
-use crate::sync::lock;
 use disk::Found;
 use git::{GITLINK, Git, Object};
+use rpc_peer::lock;
 
 /// How long building one changeset may take (git, and hashing what changed).
 const DEADLINE: Duration = Duration::from_secs(60);

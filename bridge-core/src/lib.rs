@@ -1,8 +1,6 @@
 //! Client of an ASP host's outer seam, shared by every front end of asp-bridge.
 //!
-//! Layers, bottom up, each knowing nothing of the ones above it: [`framing`] (NDJSON frames),
-//! [`jsonrpc`] (envelopes), [`peer`] (a JSON-RPC peer, both directions, no method of its own),
-//! [`child`] (a child process with a peer on its stdio),
+//! It stands on `rpc-peer` (the JSON-RPC peer and child processes, no ASP). Its modules:
 //! [`proto`] (the outer seam on the wire), [`model`] (what front ends show), [`host`] (the typed
 //! host client, the host process and its handshake, supervision), [`changeset`] (working tree → ChangeSet),
 //! [`git`] (the one git runner: a deadline, caps, no program the repository names),
@@ -13,29 +11,22 @@
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
 
 pub mod changeset;
-pub mod child;
 pub mod confine;
 pub mod digest;
 mod error;
-pub mod framing;
 pub mod git;
 pub mod host;
 pub mod hygiene;
-pub mod jsonrpc;
 pub mod model;
-pub mod peer;
 pub mod proto;
 pub mod source;
-mod sync;
 pub mod text;
 pub mod worktree;
 
-pub use error::{Error, ExitStatus, FailClass, Result, Role};
+pub use error::{Error, Result};
 pub use host::process::{DEFAULT_HOST_COMMAND, HostCommand, HostConfig, HostProcess};
 pub use host::{
     CallOptions, ClientConfig, ClientStats, HostClient, Reply, RestartPolicy, Supervisor,
 };
-pub use peer::{Peer, PeerConfig};
 pub use source::HostSource;
-pub use sync::lock;
 pub use worktree::Worktree;

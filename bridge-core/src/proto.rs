@@ -598,7 +598,7 @@ pub struct Decision {
 /// `$/progress` params; `token` echoes the request id.
 #[derive(Clone, Debug, Deserialize)]
 pub struct ProgressParams {
-    pub token: crate::jsonrpc::Id,
+    pub token: rpc_peer::jsonrpc::Id,
     #[serde(default)]
     pub value: Value,
 }

@@ -445,7 +445,7 @@ impl Worktree {
             None => "the empty tree of an all-files sweep".to_owned(),
         };
         match reply {
-            Err(Error::Refused {
+            Err(Error::Peer(rpc_peer::Error::Refused {
                 role,
                 method,
                 code: STALE_BASELINE_CODE,
@@ -453,7 +453,7 @@ impl Worktree {
                 detail,
                 fail_class,
                 retryable,
-            }) => Err(Error::Refused {
+            })) => Err(Error::Peer(rpc_peer::Error::Refused {
                 role,
                 message: self
                     .refused_baseline(client, request, &sent, &what, &message)
@@ -463,7 +463,7 @@ impl Worktree {
                 detail,
                 fail_class,
                 retryable,
-            }),
+            })),
             Err(error) => Err(error),
             Ok(reply) => {
                 let seen: Refusals = serde_json::from_str(reply.raw.get()).unwrap_or_default();

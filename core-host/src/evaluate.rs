@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::error_object;
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::error_object;
 use serde_json::Value;
 use tokio::task::JoinSet;
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;

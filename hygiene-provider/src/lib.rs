@@ -20,7 +20,7 @@ pub use rules::SOURCE;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::peer::{self, PeerConfig};
+use rpc_peer::peer::{self, PeerConfig};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 

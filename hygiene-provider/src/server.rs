@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::{
     Answer, BoxFuture, CallOptions, Handler, IncomingRequest, Peer, error_object, method_not_found,
 };
 use serde_json::value::RawValue;
@@ -63,7 +63,7 @@ impl Provider {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        bridge_core::lock(&self.state)
+        rpc_peer::lock(&self.state)
     }
 
     fn initialize(&self, request: &IncomingRequest) -> Result<Value, ErrorObject> {

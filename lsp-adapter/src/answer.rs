@@ -82,10 +82,12 @@ pub(crate) fn same_path(host: &str, document: &str) -> bool {
 impl Answer {
     /// The decision as the document at `path` shows it: its findings decoded, the others counted.
     pub(crate) fn at(self, path: &str) -> bridge_core::Result<Checked> {
-        let malformed = |e: serde_json::Error| bridge_core::Error::Malformed {
-            role: bridge_core::Role::Host,
-            method: METHOD.to_owned(),
-            detail: e.to_string(),
+        let malformed = |e: serde_json::Error| {
+            bridge_core::Error::Peer(rpc_peer::Error::Malformed {
+                role: rpc_peer::Role::Host,
+                method: METHOD.to_owned(),
+                detail: e.to_string(),
+            })
         };
         let mut decision = self.head;
         let mut elsewhere = 0;

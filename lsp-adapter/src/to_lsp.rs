@@ -324,7 +324,7 @@ pub(crate) fn incomplete_key(decision: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge_core::FailClass;
+    use rpc_peer::FailClass;
 
     fn fixture(name: &str) -> Decision {
         serde_json::from_value(test_support::fixture(name)).unwrap()

@@ -86,7 +86,7 @@ pub(crate) struct Inflight(Arc<Mutex<HashSet<String>>>);
 
 impl Inflight {
     fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
-        bridge_core::lock(&self.0)
+        rpc_peer::lock(&self.0)
     }
 }
 

@@ -74,7 +74,7 @@ fn unreadable(why: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge_core::FailClass;
+    use rpc_peer::FailClass;
 
     fn workspace(policy: Option<&str>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -5,11 +5,11 @@
 //! [`id`] or [`text`], which strip invisible and BiDi control characters and cap the length. Legacy
 //! capability names (`sense`, `judge`, `act`) are shown canonically (`inspect`, `check`, `edit`).
 
-use bridge_core::FailClass;
 use bridge_core::model::{self, canonical_capability};
 use bridge_core::proto;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars::{self, JsonSchema};
+use rpc_peer::FailClass;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -330,12 +330,14 @@ pub(crate) fn answered(method: &str, receipt: &bridge_core::proto::Receipt) -> R
     if receipt.raw.is_object() && !receipt.receipt_id.is_empty() {
         return Ok(());
     }
-    Err(Error::Host(bridge_core::Error::Malformed {
-        role: bridge_core::Role::Host,
-        method: method.to_owned(),
-        detail: "the answer carries no receipt (an empty or non-object result is no answer)"
-            .to_owned(),
-    }))
+    Err(Error::Host(bridge_core::Error::Peer(
+        rpc_peer::Error::Malformed {
+            role: rpc_peer::Role::Host,
+            method: method.to_owned(),
+            detail: "the answer carries no receipt (an empty or non-object result is no answer)"
+                .to_owned(),
+        },
+    )))
 }
 
 /// A successful tool result: the payload as `structuredContent` and `text`, its JSON text (already
@@ -392,7 +394,7 @@ pub(crate) fn failure(tool: &str, error: &Error) -> CallToolResult {
 fn hint(class: FailClass, error: &Error) -> &'static str {
     match (class, error) {
         (_, Error::Cancelled) => "the call was cancelled; call again if the answer is still needed",
-        (_, Error::Host(bridge_core::Error::Spawn { .. })) => {
+        (_, Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Spawn { .. }))) => {
             "the ASP host could not be started (not installed, or not executable): calling again \
              will not help until it is installed or ASP_BRIDGE_HOST_COMMAND (--host-command) names \
              it; tell the user, and treat the code as unchecked"
@@ -536,11 +538,11 @@ mod tests {
 
     #[test]
     fn failures_are_tool_results_naming_the_fail_class_and_cause() {
-        let error = Error::from(bridge_core::Error::Timeout {
-            role: bridge_core::Role::Host,
+        let error = Error::from(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role: rpc_peer::Role::Host,
             method: "host/status".into(),
             ms: 250,
-        });
+        }));
         let result = failure("asp_status", &error);
         assert_eq!(result.is_error, Some(true));
         let content = result.structured_content.unwrap();
@@ -561,11 +563,11 @@ mod tests {
 
     #[test]
     fn a_host_that_cannot_be_run_is_not_retryable_and_the_hint_says_so() {
-        let error = Error::from(bridge_core::Error::Spawn {
-            role: bridge_core::Role::Host,
+        let error = Error::from(bridge_core::Error::Peer(rpc_peer::Error::Spawn {
+            role: rpc_peer::Role::Host,
             program: "asp".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        });
+        }));
         let content = failure("asp_status", &error).structured_content.unwrap();
         assert_eq!(content["retryable"], false);
         let hint = content["hint"].as_str().unwrap();

@@ -25,7 +25,8 @@ use bridge_core::changeset::{MergeBase, Skipped};
 use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, NotRun};
 use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
-use bridge_core::{CallOptions, FailClass, HostProcess, Worktree};
+use bridge_core::{CallOptions, HostProcess, Worktree};
+use rpc_peer::FailClass;
 use sarif_export::{HostIdentity, Options};
 
 use crate::flags::{ComparisonArg, SarifArgs, SweepArgs};
@@ -230,14 +231,19 @@ async fn live(
     let evaluation = match outcome {
         Ok(evaluation) => evaluation,
         // The answer was too large to read: the cap applied, not the host's health.
-        Err(bridge_core::Error::Timeout { method, .. }) if skipped => anyhow::bail!(
-            "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
+        Err(bridge_core::Error::Peer(rpc_peer::Error::Timeout { method, .. })) if skipped => {
+            anyhow::bail!(
+                "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
              it was skipped; --batch-files N sends fewer files per request",
-            SWEEP_MAX_FRAME / (1024 * 1024)
-        ),
+                SWEEP_MAX_FRAME / (1024 * 1024)
+            )
+        }
         Err(error) => {
             let about_the_option = error.fail_class() == FailClass::Input
-                || matches!(error, bridge_core::Error::Refused { code: -32011, .. });
+                || matches!(
+                    error,
+                    bridge_core::Error::Peer(rpc_peer::Error::Refused { code: -32011, .. })
+                );
             return Err(match args.sweep.option() {
                 Some(option) if about_the_option => anyhow::Error::new(error).context(option),
                 _ => error.into(),

@@ -1,13 +1,13 @@
 //! One running provider process: its start (spawn, `initialize`, `initialized`), its calls and its
-//! shutdown. Process handling is bridge-core's (`bridge_core::child`).
+//! shutdown. Process handling is rpc-peer's (`rpc_peer::child`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use bridge_core::FailClass;
-use bridge_core::child::{ChildPeer, ChildSpec};
-use bridge_core::peer::{CallOptions, Peer, PeerConfig};
+use rpc_peer::FailClass;
+use rpc_peer::child::{ChildPeer, ChildSpec};
+use rpc_peer::peer::{CallOptions, Peer, PeerConfig};
 use serde_json::{Value, json};
 
 use super::{Failure, Identity, from_asp01};
@@ -67,7 +67,7 @@ impl Session {
         let config = PeerConfig {
             request_timeout: spec.timeout,
             max_frame: MAX_PROVIDER_FRAME,
-            role: bridge_core::Role::Provider,
+            role: rpc_peer::Role::Provider,
             ..PeerConfig::default()
         };
         let child_spec = ChildSpec::new(
@@ -145,7 +145,7 @@ impl Session {
             .await
         {
             Ok(raw) => serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null),
-            Err(bridge_core::Error::Refused {
+            Err(rpc_peer::Error::Refused {
                 code,
                 message,
                 fail_class,
@@ -326,15 +326,15 @@ fn options(deadline: Duration) -> CallOptions {
 }
 
 /// The coverage failure of a failed call.
-fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
-    use bridge_core::Error as E;
+fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
+    use rpc_peer::Error as E;
     match error {
         E::Timeout { ms, .. } => Failure::new(
             "timed-out",
             "timed-out",
             format!("the provider did not answer {method} within {ms} ms"),
         ),
-        E::HostExited {
+        E::Exited {
             status,
             stderr_tail,
             ..

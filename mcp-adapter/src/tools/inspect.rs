@@ -137,13 +137,16 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
 /// A missed deadline named with the client's `timeoutMs` rather than the bridge's longer wait.
 fn client_deadline(error: Error, timeout_ms: Option<u32>) -> Error {
     match (error, timeout_ms) {
-        (Error::Host(bridge_core::Error::Timeout { role, method, .. }), Some(ms)) => {
-            Error::Host(bridge_core::Error::Timeout {
-                role,
-                method,
-                ms: u64::from(ms),
-            })
-        }
+        (
+            Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+                role, method, ..
+            })),
+            Some(ms),
+        ) => Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role,
+            method,
+            ms: u64::from(ms),
+        })),
         (error, _) => error,
     }
 }
@@ -372,11 +375,11 @@ mod tests {
 
     #[test]
     fn a_missed_deadline_names_the_clients_timeout() {
-        let late = Error::Host(bridge_core::Error::Timeout {
-            role: bridge_core::Role::Host,
+        let late = Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role: rpc_peer::Role::Host,
             method: "host/queryInspect".into(),
             ms: 3000,
-        });
+        }));
         let shown = client_deadline(late, Some(1000)).to_string();
         assert!(shown.contains("within 1000 ms"), "{shown}");
     }
@@ -392,7 +395,7 @@ mod tests {
         ] {
             let mut request = request;
             let err = confine_paths(&root, &mut request, None).unwrap_err();
-            assert_eq!(err.fail_class(), bridge_core::FailClass::Input, "{request}");
+            assert_eq!(err.fail_class(), rpc_peer::FailClass::Input, "{request}");
         }
     }
 

@@ -242,7 +242,7 @@ impl Shared {
         // Closed before anyone hears of it, so a caller that sees the failure also sees `is_closed`.
         self.closed.send_replace(true);
         for p in pending {
-            let _ = p.reply.send(Err(Error::HostExited {
+            let _ = p.reply.send(Err(Error::Exited {
                 role: self.config.role,
                 status: status.clone(),
                 stderr_tail: tail.clone(),

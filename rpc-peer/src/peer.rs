@@ -566,12 +566,12 @@ impl Shared {
     fn closed_error(&self) -> Error {
         let role = self.config.role;
         match &self.lock().closed {
-            Some((status, tail)) => Error::HostExited {
+            Some((status, tail)) => Error::Exited {
                 role,
                 status: status.clone(),
                 stderr_tail: tail.clone(),
             },
-            None => Error::HostExited {
+            None => Error::Exited {
                 role,
                 status: ExitStatus::Unknown,
                 stderr_tail: String::new(),
