@@ -207,7 +207,10 @@ fn dependencies_point_one_way() {
         }
     }
     for adapter in adapters {
-        for other in adapters.iter().chain(["bridge-core"].iter()) {
+        for other in adapters
+            .iter()
+            .chain(["rpc-peer", "asp-wire", "bridge-core"].iter())
+        {
             let deps = &closure[*other];
             if deps.contains(adapter) {
                 problems.push(format!("{other} depends on the adapter {adapter}"));
@@ -217,6 +220,21 @@ fn dependencies_point_one_way() {
             closure[adapter].contains("bridge-core"),
             "{adapter} stands on bridge-core"
         );
+    }
+    // rpc-peer <- asp-wire <- bridge-core <- adapters <- asp-bridge: the peer and the wire
+    // vocabulary depend on no workspace crate but rpc-peer (for asp-wire).
+    let workspace: BTreeSet<&String> = closure.keys().collect();
+    for (name, allowed) in [("rpc-peer", &[][..]), ("asp-wire", &["rpc-peer"][..])] {
+        for dep in &closure[name] {
+            if workspace.contains(dep) && !allowed.contains(&dep.as_str()) {
+                problems.push(format!("{name} depends on the workspace crate {dep}"));
+            }
+        }
+    }
+    for (name, base) in [("bridge-core", "asp-wire"), ("asp-wire", "rpc-peer")] {
+        if !closure[name].contains(base) {
+            problems.push(format!("{name} does not stand on {base}"));
+        }
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
@@ -249,7 +267,7 @@ fn string_literals(code: &str) -> Vec<String> {
 #[test]
 fn the_json_rpc_peer_knows_no_asp() {
     // The ASP method names, as `proto` declares them, and their namespaces.
-    let proto = read(Path::new("bridge-core/src/proto.rs"));
+    let proto = read(Path::new("asp-wire/src/proto.rs"));
     let mut asp_methods: BTreeSet<String> = proto
         .lines()
         .filter(|l| l.starts_with("pub const ") && l.contains(": &str = \""))
@@ -315,16 +333,19 @@ fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
     if closure["bridge-core"].contains("core-host") {
         problems.push("bridge-core depends on core-host".to_owned());
     }
-    assert!(
-        closure["core-host"].contains("bridge-core"),
-        "core-host stands on bridge-core"
-    );
+    for base in ["rpc-peer", "asp-wire"] {
+        assert!(
+            closure["core-host"].contains(base),
+            "core-host stands on {base}"
+        );
+    }
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]
 fn the_hygiene_provider_knows_no_host_and_no_front_end() {
-    // It is a provider like any third-party one: its own wire structs, bridge-core's peer only.
+    // It is a provider like any third-party one: its own wire structs, rpc-peer's peer and
+    // asp-wire's vocabulary (and, for now, bridge-core's rule table `hygiene`).
     let closure = dependency_closure();
     let deps = &closure["hygiene-provider"];
     let forbidden = [

@@ -106,7 +106,7 @@ fn failure_line(class: FailClass, error: &anyhow::Error) -> String {
         message.push_str(&cause);
     }
     let line = format!("asp-bridge: {class}: {message}");
-    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+    asp_wire::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// The failClass of the first error in the chain that knows one (the adapters wrap bridge-core's

@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::git::{FilterCache, Filters};
-use crate::proto::{Change, ChangeKind, ChangeSet};
+use asp_wire::proto::{Change, ChangeKind, ChangeSet};
 use disk::Found;
 use git::{GITLINK, Git, Object};
 use rpc_peer::lock;
@@ -50,7 +50,7 @@ pub fn blob_id(bytes: &[u8]) -> String {
 }
 
 fn hex_id(digest: &[u8]) -> String {
-    format!("blob:sha256:{}", crate::digest::hex(digest))
+    format!("blob:sha256:{}", asp_wire::digest::hex(digest))
 }
 
 /// A changeset and what could not go into it.

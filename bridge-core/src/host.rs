@@ -19,7 +19,7 @@ pub use rpc_peer::peer::{CallOptions, ExitProbe, Reply};
 pub use supervisor::{HostLaunch, Launch, RestartPolicy, Supervisor};
 
 use crate::error::{Error, Result};
-use crate::proto::{
+use asp_wire::proto::{
     self, AdvisoryCallSite, ChangeSet, Comparison, EvaluateParams, QueryInspectParams,
 };
 use rpc_peer::peer::{NoRequests, Peer, PeerConfig, PeerStats};

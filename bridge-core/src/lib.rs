@@ -1,26 +1,22 @@
 //! Client of an ASP host's outer seam, shared by every front end of asp-bridge.
 //!
-//! It stands on `rpc-peer` (the JSON-RPC peer and child processes, no ASP). Its modules:
-//! [`proto`] (the outer seam on the wire), [`model`] (what front ends show), [`host`] (the typed
+//! It stands on `rpc-peer` (the JSON-RPC peer and child processes, no ASP) and `asp-wire` (the ASP
+//! wire vocabulary, digests, untrusted text). Its modules: [`model`] (what front ends show), [`host`] (the typed
 //! host client, the host process and its handshake, supervision), [`changeset`] (working tree → ChangeSet),
 //! [`git`] (the one git runner: a deadline, caps, no program the repository names),
 //! [`source`] (where a front end gets its host), [`worktree`] (the one evaluation of the working tree
-//! every front end uses), [`confine`] (client paths kept inside the workspace), [`digest`] (canonical JSON and sha256 ids), [`text`] (untrusted
-//! host text made safe), [`hygiene`] (the built-in hygiene rules, named once).
+//! every front end uses), [`confine`] (client paths kept inside the workspace), [`hygiene`] (the built-in hygiene rules, named once).
 //! The public API can call only advisory call sites and never `host/applyProposal` or
 //! `host/requestEditPlan`: the bridge relays, it never decides and never gates.
 
 pub mod changeset;
 pub mod confine;
-pub mod digest;
 mod error;
 pub mod git;
 pub mod host;
 pub mod hygiene;
 pub mod model;
-pub mod proto;
 pub mod source;
-pub mod text;
 pub mod worktree;
 
 pub use error::{Error, Result};

@@ -18,10 +18,11 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::changeset;
 use crate::error::{Error, Result};
 use crate::host::{CallOptions, HostClient};
-use crate::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, Decision, EvaluateParams};
-use crate::{changeset, text};
+use asp_wire::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, Decision, EvaluateParams};
+use asp_wire::text;
 
 mod merge;
 

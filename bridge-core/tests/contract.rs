@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use asp_wire::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::Worktree;
-use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::worktree::Scope;
 use bridge_core::{CallOptions, ClientConfig, HostClient};
 use rpc_peer::ExitStatus;

@@ -142,7 +142,7 @@ impl Handler for Callbacks {
                 .and_then(|p| serde_json::from_str(p.get()).ok())
                 .unwrap_or_default();
             let message =
-                bridge_core::text::untrusted(params["message"].as_str().unwrap_or_default(), 500)
+                asp_wire::text::untrusted(params["message"].as_str().unwrap_or_default(), 500)
                     .into_owned();
             tracing::info!(provider = %self.scope.provider, level = params["level"].as_str().unwrap_or("info"), "{message}");
         } else {

@@ -203,7 +203,7 @@ impl Workspace {
         let refuse = |why: &str| {
             Err(format!(
                 "the changeset names baseline {:?}, {why}; the host's baseline is {:?}",
-                bridge_core::text::one_line(rev, 120),
+                asp_wire::text::one_line(rev, 120),
                 own.rev()
             ))
         };

@@ -11,7 +11,7 @@ mod whitespace;
 
 use std::collections::HashMap;
 
-use bridge_core::digest::hex;
+use asp_wire::digest::hex;
 use sha2::{Digest as _, Sha256};
 
 use crate::changed::changed_lines;

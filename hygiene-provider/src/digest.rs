@@ -5,11 +5,11 @@ use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use sha2::{Digest as _, Sha256};
 
-use bridge_core::digest::hex;
+use asp_wire::digest::hex;
 
 /// `sha256:<hex>` of `value` as canonical JSON (the changeset digest and the config digest), computed
 /// exactly as the host computes it.
-pub(crate) use bridge_core::digest::canonical_digest;
+pub(crate) use asp_wire::digest::canonical_digest;
 
 /// Whether `bytes` hash to the content id `blob:sha256:<hex>` (ids of other algorithms are taken
 /// as they are: nothing to check them with).
@@ -38,7 +38,7 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_depth() {
         let a = json!({"b": 1, "a": {"d": [3, {"z": 1, "y": "é"}], "c": null}});
-        let text = bridge_core::digest::canonical_json(&a);
+        let text = asp_wire::digest::canonical_json(&a);
         assert_eq!(text, r#"{"a":{"c":null,"d":[3,{"y":"é","z":1}]},"b":1}"#);
         let b = json!({"a": {"c": null, "d": [3, {"y": "é", "z": 1}]}, "b": 1});
         assert_eq!(canonical_digest(&a), canonical_digest(&b));

@@ -10,9 +10,10 @@
 //! and the probe is skipped, which keeps an answer whose findings are all in the document at one
 //! decode per finding.
 
+use bridge_core::model::{DecisionView, NotRunView};
 use std::borrow::Cow;
 
-use bridge_core::proto::{Decision, DecisionKind, Finding};
+use asp_wire::proto::{Decision, DecisionKind, Finding};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -70,7 +71,7 @@ impl Checked {
 /// document's own findings, and those on the workspace as a whole (a project-level finding names
 /// no file, so every document shows it at its top).
 pub(crate) fn shown_in(path: &str, document: &str) -> bool {
-    same_path(path, document) || bridge_core::proto::is_workspace_path(path)
+    same_path(path, document) || asp_wire::proto::is_workspace_path(path)
 }
 
 /// Whether the host's `path` names the document at `document` (repo-relative, `/`-separated).

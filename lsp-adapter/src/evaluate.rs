@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bridge_core::proto::AdvisoryCallSite;
+use asp_wire::proto::AdvisoryCallSite;
 use bridge_core::worktree::{Evaluate, Scope};
 use bridge_core::{CallOptions, HostSource, Worktree};
 use rpc_peer::FailClass;

@@ -32,7 +32,7 @@ pub use server::{Options, Outcome, serve};
 // conversions, so the fuzz targets reach them without making them API. Not for other callers.
 #[doc(hidden)]
 pub mod fuzzing {
-    use bridge_core::proto::Decision;
+    use asp_wire::proto::Decision;
     use serde_json::Value;
     use tower_lsp_server::ls_types::Diagnostic;
 

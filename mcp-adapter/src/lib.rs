@@ -28,7 +28,7 @@ pub use tools::{DEFAULT_BUDGET_BYTES, TOOL_NAMES};
 // without a host or a session. Not for other callers.
 #[doc(hidden)]
 pub mod fuzzing {
-    use bridge_core::proto::{Comparison, Decision, Inspection, Status};
+    use asp_wire::proto::{Comparison, Decision, Inspection, Status};
     use serde_json::Value;
 
     use crate::Error;

@@ -5,8 +5,8 @@
 //! [`id`] or [`text`], which strip invisible and BiDi control characters and cap the length. Legacy
 //! capability names (`sense`, `judge`, `act`) are shown canonically (`inspect`, `check`, `edit`).
 
+use asp_wire::proto;
 use bridge_core::model::{self, canonical_capability};
-use bridge_core::proto;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars::{self, JsonSchema};
 use rpc_peer::FailClass;
@@ -39,12 +39,12 @@ const BLOBS_MAX: usize = 16;
 
 /// An identifier-like host string, made safe to show.
 pub(crate) fn id(value: &str) -> String {
-    bridge_core::text::untrusted(value, ID_MAX).into_owned()
+    asp_wire::text::untrusted(value, ID_MAX).into_owned()
 }
 
 /// A free-text host string, made safe to show.
 pub(crate) fn text(value: &str) -> String {
-    bridge_core::text::untrusted(value, TEXT_MAX).into_owned()
+    asp_wire::text::untrusted(value, TEXT_MAX).into_owned()
 }
 
 /// A list of host identifiers, each made safe, at most [`LIST_MAX`] of them.
@@ -269,7 +269,7 @@ pub(crate) struct Capability {
 
 /// The three families in protocol order, canonical names only.
 pub(crate) fn capability_families(
-    coverage: &bridge_core::proto::CapabilityCoverage,
+    coverage: &asp_wire::proto::CapabilityCoverage,
 ) -> Vec<Capability> {
     [
         ("inspect", coverage.inspect.as_ref()),
@@ -326,7 +326,7 @@ pub(crate) fn coverage(coverage: &proto::Coverage) -> Coverage {
 
 /// Checks that a host answer is one: every ASP answer carries a receipt, so a result without one (an
 /// empty object, an array, a bare value) is a `contract` error, never shown as a clean empty answer.
-pub(crate) fn answered(method: &str, receipt: &bridge_core::proto::Receipt) -> Result<(), Error> {
+pub(crate) fn answered(method: &str, receipt: &asp_wire::proto::Receipt) -> Result<(), Error> {
     if receipt.raw.is_object() && !receipt.receipt_id.is_empty() {
         return Ok(());
     }
@@ -434,7 +434,7 @@ pub(crate) fn progress_message(value: &Value) -> String {
     let message = value
         .get("message")
         .and_then(Value::as_str)
-        .map(|m| bridge_core::text::untrusted(m, 160).into_owned());
+        .map(|m| asp_wire::text::untrusted(m, 160).into_owned());
     match kind {
         "report" => {
             let percentage = value.get("percentage").and_then(Value::as_f64);

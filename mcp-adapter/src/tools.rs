@@ -164,7 +164,7 @@ impl Caveats {
     /// result without a receipt is no answer (a `contract` error, see [`to_mcp::answered`]).
     pub(crate) fn of_answer(
         method: &str,
-        receipt: &bridge_core::proto::Receipt,
+        receipt: &asp_wire::proto::Receipt,
         not_run: &[bridge_core::model::NotRun],
     ) -> Result<Caveats, Error> {
         to_mcp::answered(method, receipt)?;

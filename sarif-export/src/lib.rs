@@ -25,7 +25,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use bridge_core::proto::Decision;
+use asp_wire::proto::Decision;
 
 pub use error::{Error, Result};
 pub use limits::Limits;

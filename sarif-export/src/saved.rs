@@ -6,8 +6,8 @@
 
 use std::io::Read;
 
-use bridge_core::proto;
-use bridge_core::proto::Decision;
+use asp_wire::proto;
+use asp_wire::proto::Decision;
 use rpc_peer::jsonrpc::ErrorObject;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -118,7 +118,7 @@ mod tests {
     use rpc_peer::FailClass;
 
     use super::*;
-    use bridge_core::proto::DecisionKind;
+    use asp_wire::proto::DecisionKind;
 
     fn input_error(text: &str) -> String {
         match read_saved(text.as_bytes()) {

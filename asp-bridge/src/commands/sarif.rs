@@ -16,14 +16,15 @@
 //! Once the log is written, one line on stderr says how many results went where, the host's decision
 //! and what did not run. A reader that closes stdout early (`| head`) ends the command quietly with 0.
 
+use bridge_core::model::NotRunView;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
+use asp_wire::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::changeset::{MergeBase, Skipped};
 use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, NotRun};
-use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
 use bridge_core::worktree::Evaluate;
 use bridge_core::{CallOptions, HostProcess, Worktree};
 use rpc_peer::FailClass;
@@ -167,7 +168,7 @@ fn success_line(
         }
         line.push(')');
     }
-    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+    asp_wire::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// A saved host answer, converted with the workspace given by `--repo` (if any).
@@ -306,7 +307,7 @@ fn empty_line(
                           base), or --all-files for every tracked file"
             .to_owned(),
     };
-    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+    asp_wire::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// Where the log goes: a file (written whole, once the log is complete) or stdout.

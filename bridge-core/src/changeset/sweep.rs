@@ -166,7 +166,7 @@ pub(crate) async fn build_all(root: &Path, cache: &Cache, baseline: &Value) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::ChangeKind;
+    use asp_wire::proto::ChangeKind;
     use serde_json::json;
     use test_support::git::{Repo, rev_parse};
 

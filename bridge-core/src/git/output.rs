@@ -34,7 +34,7 @@ impl Output {
                 let stderr = String::from_utf8_lossy(&self.stderr);
                 Err(Error::Git(format!(
                     "git {what} failed: {}",
-                    crate::text::untrusted(stderr.trim(), 400)
+                    asp_wire::text::untrusted(stderr.trim(), 400)
                 )))
             }
         }

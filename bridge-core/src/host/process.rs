@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{CallOptions, ClientConfig, HostClient, Reply};
 use crate::error::{Error, Result};
-use crate::proto;
+use asp_wire::proto;
 use rpc_peer::ExitStatus;
 use rpc_peer::child::{ChildPeer, ChildSpec};
 use rpc_peer::peer::NoRequests;

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
 use crate::error::{Error, Result};
-use crate::proto;
+use asp_wire::proto;
 use rpc_peer::lock;
 use rpc_peer::peer::{BoxFuture, Peer};
 use rpc_peer::{ExitStatus, FailClass};

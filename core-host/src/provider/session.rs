@@ -158,7 +158,7 @@ impl Session {
                         format!(
                             "the provider refused protocol {} (code {code}): {}",
                             spec.protocol.as_str(),
-                            bridge_core::text::untrusted(&message, 300)
+                            asp_wire::text::untrusted(&message, 300)
                         ),
                     ),
                     permanent: true,
@@ -348,7 +348,7 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
                 } else {
                     format!(
                         "; stderr: {}",
-                        bridge_core::text::untrusted(stderr_tail.trim(), 500)
+                        asp_wire::text::untrusted(stderr_tail.trim(), 500)
                     )
                 }
             ),
@@ -363,7 +363,7 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             "cancelled",
             format!(
                 "the provider cancelled {method} ({fail_class}): {}",
-                bridge_core::text::untrusted(message, 300)
+                asp_wire::text::untrusted(message, 300)
             ),
         ),
         E::Refused {
@@ -377,17 +377,17 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             "active",
             format!(
                 "the provider answered {method} with an error ({fail_class}, code {code}): {}{}",
-                bridge_core::text::untrusted(message, 300),
+                asp_wire::text::untrusted(message, 300),
                 detail.as_deref().map_or(String::new(), |detail| format!(
                     " ({})",
-                    bridge_core::text::untrusted(detail, 300)
+                    asp_wire::text::untrusted(detail, 300)
                 )),
             ),
         ),
         E::Malformed { detail, .. } => Failure::new(
             "malformed",
             "malformed",
-            bridge_core::text::untrusted(detail, 300).into_owned(),
+            asp_wire::text::untrusted(detail, 300).into_owned(),
         ),
         other => Failure::new("unavailable", "unavailable", other.to_string()),
     }

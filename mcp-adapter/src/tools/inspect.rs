@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bridge_core::proto::Inspection;
+use asp_wire::proto::Inspection;
 use rmcp::model::JsonObject;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -126,7 +126,7 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
             .await
             .map_err(|error| client_deadline(error, timeout_ms))?
             .value;
-        to_mcp::answered(bridge_core::proto::QUERY_INSPECT, &inspection.receipt)?;
+        to_mcp::answered(asp_wire::proto::QUERY_INSPECT, &inspection.receipt)?;
         let outside = flag_outside_paths(&call.state.repo, &mut inspection.data);
         let mut out = output(&inspection, call.state.budget);
         out.outside_paths = outside;
@@ -200,8 +200,8 @@ fn object(value: Value) -> JsonObject {
     }
 }
 
-fn dedup(list: Vec<bridge_core::proto::Degradation>) -> Vec<bridge_core::proto::Degradation> {
-    let mut out: Vec<bridge_core::proto::Degradation> = Vec::new();
+fn dedup(list: Vec<asp_wire::proto::Degradation>) -> Vec<asp_wire::proto::Degradation> {
+    let mut out: Vec<asp_wire::proto::Degradation> = Vec::new();
     for d in list {
         if !out
             .iter()

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use asp_wire::proto;
 use bridge_core::HostClient;
 use bridge_core::model::canonical_capability;
-use bridge_core::proto;
 use rmcp::RoleServer;
 use rmcp::service::Peer;
 

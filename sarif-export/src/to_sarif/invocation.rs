@@ -2,7 +2,8 @@
 //! results of an unsuccessful run) with one notification per thing that did not run or was left out,
 //! and the run `properties` that carry the decision, labelled advisory.
 
-use bridge_core::proto::{Decision, Degradation};
+use asp_wire::proto::{Decision, Degradation};
+use bridge_core::model::DecisionView;
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     Invocation, Message, Notification, PropertyBag, ReportingDescriptorReference,

@@ -40,7 +40,7 @@ pub(crate) fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
     parsed.ok_or_else(|| {
         Error::Input(format!(
             "cursor {} is not one this server issued",
-            bridge_core::text::untrusted(raw, 80)
+            asp_wire::text::untrusted(raw, 80)
         ))
     })
 }
