@@ -508,7 +508,7 @@ impl Worktree {
 }
 
 /// `stale_baseline` in the ASP error registry (`spec/02`).
-const STALE_BASELINE_CODE: i64 = -32011;
+const STALE_BASELINE_CODE: i64 = asp_wire::code::STALE_BASELINE;
 
 /// Where a host that answers says it refused the changeset's baseline.
 #[derive(Debug, Default, Deserialize)]

@@ -159,7 +159,7 @@ fn refuse(scope: &Scope, method: &str, why: String) -> ErrorObject {
         }
     });
     error_object(
-        -32012,
+        asp_wire::code::SCOPE_DENIED,
         format!("scope_denied: {why}"),
         FailClass::Policy,
         false,
@@ -169,7 +169,7 @@ fn refuse(scope: &Scope, method: &str, why: String) -> ErrorObject {
 
 fn internal(why: &str) -> ErrorObject {
     error_object(
-        -32603,
+        rpc_peer::jsonrpc::INTERNAL_ERROR,
         format!("internal error: {why}"),
         FailClass::Health,
         true,
@@ -178,7 +178,7 @@ fn internal(why: &str) -> ErrorObject {
 
 fn unavailable(why: String) -> ErrorObject {
     error_object(
-        -32015,
+        asp_wire::code::BLOB_UNAVAILABLE,
         format!("blob_unavailable: {why}"),
         FailClass::Health,
         false,
@@ -446,7 +446,7 @@ async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorO
         && rev != baseline.rev()
     {
         return Err(error_object(
-            -32011,
+            asp_wire::code::STALE_BASELINE,
             format!(
                 "stale_baseline: {rev:?} is not the baseline of this request ({:?})",
                 baseline.rev()

@@ -83,7 +83,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     // Refused params are an `input` error, whatever the blocking work made of them.
     let (request_digest, changeset_digest) = checked.map_err(|e| {
         error_object(
-            -32602,
+            rpc_peer::jsonrpc::INVALID_PARAMS,
             format!("invalid params for host/evaluateChangeset: {e}"),
             FailClass::Input,
             false,
@@ -91,7 +91,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     })?;
     let finished = finished.map_err(|e| {
         error_object(
-            -32603,
+            rpc_peer::jsonrpc::INTERNAL_ERROR,
             format!("internal error: {e}"),
             FailClass::Health,
             true,
@@ -102,7 +102,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     let (own, baseline, _, policy, intake) = finished.map_err(crate::outer::not_ready)?;
     let intake: Intake = intake.map_err(|e| {
         error_object(
-            -32013,
+            asp_wire::code::INVALID_CHANGESET,
             format!("invalid_changeset: {e}"),
             FailClass::Input,
             false,

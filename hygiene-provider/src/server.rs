@@ -71,7 +71,7 @@ impl Provider {
         let mut state = self.state();
         if state.phase != Phase::Spawned {
             return Err(error_object(
-                -32600,
+                rpc_peer::jsonrpc::INVALID_REQUEST,
                 "already initialized".into(),
                 FailClass::Contract,
                 false,
@@ -79,7 +79,7 @@ impl Provider {
         }
         if params.protocol_version.split('.').next() != PROTOCOL.split('.').next() {
             return Err(error_object(
-                -32014,
+                asp_wire::code::UNSUPPORTED_VERSION,
                 format!(
                     "unsupported protocol version {:?}: this provider speaks {PROTOCOL}",
                     params.protocol_version
@@ -118,13 +118,13 @@ impl Provider {
         let state = self.state();
         match state.phase {
             Phase::Spawned => Err(error_object(
-                -32002,
+                asp_wire::code::NOT_INITIALIZED,
                 "not initialized: send `initialize` first".into(),
                 FailClass::Contract,
                 false,
             )),
             Phase::ShuttingDown => Err(error_object(
-                -32010,
+                asp_wire::code::HEALTH_NOT_READY,
                 "shutting down".into(),
                 FailClass::Health,
                 false,
@@ -158,7 +158,7 @@ impl Handler for Provider {
                     Ok(parsed) => parsed,
                     Err(why) => {
                         return immediate(Err(error_object(
-                            -32602,
+                            rpc_peer::jsonrpc::INVALID_PARAMS,
                             format!("invalid check/evaluate params: {why}"),
                             FailClass::Input,
                             false,
@@ -209,7 +209,7 @@ fn raw(value: &Value) -> Result<Box<RawValue>, ErrorObject> {
 
 fn internal(error: &dyn std::fmt::Display) -> ErrorObject {
     error_object(
-        -32603,
+        rpc_peer::jsonrpc::INTERNAL_ERROR,
         format!("internal error: {error}"),
         FailClass::Health,
         false,

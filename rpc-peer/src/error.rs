@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::jsonrpc;
+
 /// The ASP failure classes (`error.data.failClass`), which the front ends show verbatim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FailClass {
@@ -42,8 +44,8 @@ impl FailClass {
     pub fn from_code(code: i64) -> FailClass {
         match code {
             -32012 => FailClass::Policy,
-            -32013 | -32602 | -32600 => FailClass::Input,
-            -32014 | -32601 | -32700 => FailClass::Contract,
+            -32013 | jsonrpc::INVALID_PARAMS | jsonrpc::INVALID_REQUEST => FailClass::Input,
+            -32014 | jsonrpc::METHOD_NOT_FOUND | jsonrpc::PARSE_ERROR => FailClass::Contract,
             _ => FailClass::Health,
         }
     }
@@ -186,7 +188,7 @@ impl Error {
     /// A JSON-RPC error response of `role` to `method`: classed by `data.failClass` (else by its
     /// code), retryable as `data.retryable` says (else when it is a health failure), with
     /// `data.detail` kept.
-    pub fn refused(role: Role, method: &str, error: crate::jsonrpc::ErrorObject) -> Error {
+    pub fn refused(role: Role, method: &str, error: jsonrpc::ErrorObject) -> Error {
         let data = error.data.as_ref();
         let text = |key: &str| data.and_then(|d| d.get(key)).and_then(|v| v.as_str());
         let fail_class = text("failClass")

@@ -243,7 +243,10 @@ async fn live(
             let about_the_option = error.fail_class() == FailClass::Input
                 || matches!(
                     error,
-                    bridge_core::Error::Peer(rpc_peer::Error::Refused { code: -32011, .. })
+                    bridge_core::Error::Peer(rpc_peer::Error::Refused {
+                        code: asp_wire::code::STALE_BASELINE,
+                        ..
+                    })
                 );
             return Err(match args.sweep.option() {
                 Some(option) if about_the_option => anyhow::Error::new(error).context(option),

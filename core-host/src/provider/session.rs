@@ -150,7 +150,9 @@ impl Session {
                 message,
                 fail_class,
                 ..
-            }) if fail_class == FailClass::Contract || code == -32014 => {
+            }) if fail_class == FailClass::Contract
+                || code == asp_wire::code::UNSUPPORTED_VERSION =>
+            {
                 return Err(StartFailure {
                     failure: Failure::new(
                         "skewed",
@@ -358,14 +360,18 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             message,
             fail_class,
             ..
-        } if *code == -32016 || *code == -32800 => Failure::new(
-            "cancelled",
-            "cancelled",
-            format!(
-                "the provider cancelled {method} ({fail_class}): {}",
-                asp_wire::text::untrusted(message, 300)
-            ),
-        ),
+        } if *code == asp_wire::code::CANCELLED
+            || *code == rpc_peer::jsonrpc::REQUEST_CANCELLED =>
+        {
+            Failure::new(
+                "cancelled",
+                "cancelled",
+                format!(
+                    "the provider cancelled {method} ({fail_class}): {}",
+                    asp_wire::text::untrusted(message, 300)
+                ),
+            )
+        }
         E::Refused {
             code,
             message,
