@@ -317,6 +317,95 @@ fn the_json_rpc_peer_knows_no_asp() {
     );
 }
 
+/// The `pub const NAME: i64 = -N;` values of a file.
+fn i64_constants(path: &str) -> BTreeSet<i64> {
+    read(Path::new(path))
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const "))
+        .filter_map(|l| l.split_once(": i64 = ").map(|(_, v)| v))
+        .filter_map(|v| v.trim_end_matches(';').parse().ok())
+        .collect()
+}
+
+/// The integers of a line of code that look like error codes (-32xxx, -33xxx), outside string
+/// literals.
+fn error_code_literals(code: &str) -> Vec<i64> {
+    let mut outside = String::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in code.chars() {
+        match c {
+            '\\' if in_string && !escaped => escaped = true,
+            '"' if !escaped => in_string = !in_string,
+            _ => escaped = false,
+        }
+        outside.push(if in_string { ' ' } else { c });
+    }
+    let bytes = outside.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in outside.match_indices("-3") {
+        let digits = &bytes[at + 1..];
+        let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        let before_ok = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        if len == 5
+            && before_ok
+            && let Ok(n) = outside[at..at + 6].parse::<i64>()
+            && (-33099..=-32000).contains(&n)
+        {
+            found.push(n);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_wire_vocabulary_is_named_once() {
+    let asp_codes = i64_constants("asp-wire/src/code.rs");
+    let json_rpc_codes = i64_constants("rpc-peer/src/jsonrpc.rs");
+    assert!(asp_codes.contains(&-32011), "{asp_codes:?}");
+    assert!(json_rpc_codes.contains(&-32700), "{json_rpc_codes:?}");
+    let mut offenders = Vec::new();
+    for path in rust_files_where(|p| !is_test_code(p)) {
+        let text = path.to_string_lossy().into_owned();
+        let owner = |code: i64| {
+            if json_rpc_codes.contains(&code) {
+                "rpc-peer/"
+            } else {
+                // The registry's codes and every other server code (-32000 to -32099, -330xx).
+                "asp-wire/"
+            }
+        };
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            // rpc-peer classes the registry's codes of an error reply without a failClass, and it
+            // cannot depend on asp-wire: that one table is the exception.
+            let registry_table = text == "rpc-peer/src/error.rs" && code.contains("=> FailClass::");
+            for literal in error_code_literals(code) {
+                let asp_range =
+                    (-32099..=-32000).contains(&literal) || (-33099..=-33000).contains(&literal);
+                if !asp_range && !json_rpc_codes.contains(&literal) && !asp_codes.contains(&literal)
+                {
+                    continue;
+                }
+                if !text.starts_with(owner(literal)) && !registry_table {
+                    offenders.push(format!("{text}:{}: {literal}: {code}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "error codes are named once (asp_wire::code, rpc_peer::jsonrpc):\n{}",
+        offenders.join("\n")
+    );
+}
+
 #[test]
 fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
     let closure = dependency_closure();
