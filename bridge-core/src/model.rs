@@ -11,6 +11,7 @@
 //! compute on their own.
 
 use asp_wire::proto::{AuthorityStatus, Capabilities, Decision, DecisionKind, Degradation, Status};
+use asp_wire::reason::{BLOCKING_DIAGNOSTIC, LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
 
 /// The canonical name of a capability or role, mapping the legacy `sense`, `judge`, `act`.
 pub fn canonical_capability(name: &str) -> &str {
@@ -39,20 +40,6 @@ impl From<&Degradation> for NotRun {
         }
     }
 }
-
-/// The degradation reason of required coverage that ran and found a blocking finding: a verdict,
-/// not a gap.
-pub const BLOCKING_DIAGNOSTIC: &str = "blocking-diagnostic";
-
-/// How a host says that something was left out by the user's own trusted configuration (an
-/// `exclude`d path, `disable`d rules, a `min-severity` floor): a degradation of reason
-/// `optional-degraded` whose `detail` starts with this. It does not change the decision and is no
-/// gap the user did not choose, so it does not make a decision incomplete; it is still listed with
-/// what did not run, and a changed path named as its `source` is reported left out, never clean.
-pub const LEFT_OUT_BY_CONFIGURATION: &str = "left out by the host's configuration: ";
-
-/// The reason of such a degradation.
-pub const OPTIONAL_DEGRADED: &str = "optional-degraded";
 
 impl NotRun {
     /// Whether this is something the user's configuration left out ([`LEFT_OUT_BY_CONFIGURATION`]).

@@ -542,7 +542,7 @@ impl Refusals {
     }
 
     /// The entries that say a path of `sent` was left out by the host's configuration
-    /// ([`crate::model::LEFT_OUT_BY_CONFIGURATION`]), each path once, with the host's reason.
+    /// ([`asp_wire::reason::LEFT_OUT_BY_CONFIGURATION`]), each path once, with the host's reason.
     fn left_out(&self, sent: &std::collections::HashSet<String>) -> Vec<changeset::Skipped> {
         let mut out: Vec<changeset::Skipped> = Vec::new();
         for d in self.coverage.degraded.iter().chain(&self.receipt.failures) {
@@ -553,7 +553,7 @@ impl Refusals {
             if out.iter().all(|s| s.path != d.source) {
                 let why = d
                     .detail
-                    .strip_prefix(crate::model::LEFT_OUT_BY_CONFIGURATION)
+                    .strip_prefix(asp_wire::reason::LEFT_OUT_BY_CONFIGURATION)
                     .unwrap_or(&d.detail);
                 out.push(changeset::Skipped {
                     path: d.source.clone(),

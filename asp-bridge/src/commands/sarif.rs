@@ -23,8 +23,9 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 use asp_wire::proto::{AdvisoryCallSite, Comparison, Decision};
+use asp_wire::reason::LEFT_OUT_BY_CONFIGURATION;
 use bridge_core::changeset::{MergeBase, Skipped};
-use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, NotRun};
+use bridge_core::model::NotRun;
 use bridge_core::worktree::Evaluate;
 use bridge_core::{CallOptions, HostProcess, Worktree};
 use rpc_peer::FailClass;
