@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge_core::peer::NoRequests;
+use rpc_peer::peer::NoRequests;
 use serde_json::json;
 use test_support::git::Repo;
 

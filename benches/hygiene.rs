@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge_core::peer::NoRequests;
+use rpc_peer::peer::NoRequests;
 use serde_json::{Value, json};
 use test_support::git::Repo;
 

@@ -9,10 +9,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::ExitStatus;
-use bridge_core::peer::{
-    Answer, CallOptions, ExitProbe, Handler, IncomingRequest, Peer, PeerConfig,
-};
+use rpc_peer::ExitStatus;
+use rpc_peer::peer::{Answer, CallOptions, ExitProbe, Handler, IncomingRequest, Peer, PeerConfig};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::BufReader;

@@ -207,7 +207,10 @@ fn dependencies_point_one_way() {
         }
     }
     for adapter in adapters {
-        for other in adapters.iter().chain(["bridge-core"].iter()) {
+        for other in adapters
+            .iter()
+            .chain(["rpc-peer", "asp-wire", "bridge-core"].iter())
+        {
             let deps = &closure[*other];
             if deps.contains(adapter) {
                 problems.push(format!("{other} depends on the adapter {adapter}"));
@@ -217,6 +220,21 @@ fn dependencies_point_one_way() {
             closure[adapter].contains("bridge-core"),
             "{adapter} stands on bridge-core"
         );
+    }
+    // rpc-peer <- asp-wire <- bridge-core <- adapters <- asp-bridge: the peer and the wire
+    // vocabulary depend on no workspace crate but rpc-peer (for asp-wire).
+    let workspace: BTreeSet<&String> = closure.keys().collect();
+    for (name, allowed) in [("rpc-peer", &[][..]), ("asp-wire", &["rpc-peer"][..])] {
+        for dep in &closure[name] {
+            if workspace.contains(dep) && !allowed.contains(&dep.as_str()) {
+                problems.push(format!("{name} depends on the workspace crate {dep}"));
+            }
+        }
+    }
+    for (name, base) in [("bridge-core", "asp-wire"), ("asp-wire", "rpc-peer")] {
+        if !closure[name].contains(base) {
+            problems.push(format!("{name} does not stand on {base}"));
+        }
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
@@ -249,13 +267,14 @@ fn string_literals(code: &str) -> Vec<String> {
 #[test]
 fn the_json_rpc_peer_knows_no_asp() {
     // The ASP method names, as `proto` declares them, and their namespaces.
-    let proto = read(Path::new("bridge-core/src/proto.rs"));
+    let proto = read(Path::new("asp-wire/src/proto.rs"));
     let mut asp_methods: BTreeSet<String> = proto
         .lines()
         .filter(|l| l.starts_with("pub const ") && l.contains(": &str = \""))
         .flat_map(string_literals)
         .collect();
-    let allowed = ["$/cancelRequest", "$/progress"];
+    // `shutdown` is the first step of the child's fixed shutdown, for hosts and providers alike.
+    let allowed = ["$/cancelRequest", "$/progress", "shutdown"];
     asp_methods.retain(|m| !allowed.contains(&m.as_str()));
     assert!(asp_methods.contains("host/status"), "{asp_methods:?}");
     let namespaces: BTreeSet<String> = asp_methods
@@ -265,9 +284,9 @@ fn the_json_rpc_peer_knows_no_asp() {
         .collect();
 
     let mut offenders = Vec::new();
-    let peer_files = rust_files().into_iter().filter(|p| {
-        p == Path::new("bridge-core/src/peer.rs") || p.starts_with("bridge-core/src/peer/")
-    });
+    let peer_files = rust_files()
+        .into_iter()
+        .filter(|p| p.starts_with("rpc-peer/src/"));
     let mut checked = 0;
     for path in peer_files {
         checked += 1;
@@ -290,10 +309,99 @@ fn the_json_rpc_peer_knows_no_asp() {
             }
         }
     }
-    assert!(checked >= 2, "the peer module was not found");
+    assert!(checked >= 10, "the rpc-peer crate was not found");
     assert!(
         offenders.is_empty(),
         "the peer is JSON-RPC only (no proto, model or ASP method names):\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// The `pub const NAME: i64 = -N;` values of a file.
+fn i64_constants(path: &str) -> BTreeSet<i64> {
+    read(Path::new(path))
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const "))
+        .filter_map(|l| l.split_once(": i64 = ").map(|(_, v)| v))
+        .filter_map(|v| v.trim_end_matches(';').parse().ok())
+        .collect()
+}
+
+/// The integers of a line of code that look like error codes (-32xxx, -33xxx), outside string
+/// literals.
+fn error_code_literals(code: &str) -> Vec<i64> {
+    let mut outside = String::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in code.chars() {
+        match c {
+            '\\' if in_string && !escaped => escaped = true,
+            '"' if !escaped => in_string = !in_string,
+            _ => escaped = false,
+        }
+        outside.push(if in_string { ' ' } else { c });
+    }
+    let bytes = outside.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in outside.match_indices("-3") {
+        let digits = &bytes[at + 1..];
+        let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        let before_ok = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        if len == 5
+            && before_ok
+            && let Ok(n) = outside[at..at + 6].parse::<i64>()
+            && (-33099..=-32000).contains(&n)
+        {
+            found.push(n);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_wire_vocabulary_is_named_once() {
+    let asp_codes = i64_constants("asp-wire/src/code.rs");
+    let json_rpc_codes = i64_constants("rpc-peer/src/jsonrpc.rs");
+    assert!(asp_codes.contains(&-32011), "{asp_codes:?}");
+    assert!(json_rpc_codes.contains(&-32700), "{json_rpc_codes:?}");
+    let mut offenders = Vec::new();
+    for path in rust_files_where(|p| !is_test_code(p)) {
+        let text = path.to_string_lossy().into_owned();
+        let owner = |code: i64| {
+            if json_rpc_codes.contains(&code) {
+                "rpc-peer/"
+            } else {
+                // The registry's codes and every other server code (-32000 to -32099, -330xx).
+                "asp-wire/"
+            }
+        };
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            // rpc-peer classes the registry's codes of an error reply without a failClass, and it
+            // cannot depend on asp-wire: that one table is the exception.
+            let registry_table = text == "rpc-peer/src/error.rs" && code.contains("=> FailClass::");
+            for literal in error_code_literals(code) {
+                let asp_range =
+                    (-32099..=-32000).contains(&literal) || (-33099..=-33000).contains(&literal);
+                if !asp_range && !json_rpc_codes.contains(&literal) && !asp_codes.contains(&literal)
+                {
+                    continue;
+                }
+                if !text.starts_with(owner(literal)) && !registry_table {
+                    offenders.push(format!("{text}:{}: {literal}: {code}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "error codes are named once (asp_wire::code, rpc_peer::jsonrpc):\n{}",
         offenders.join("\n")
     );
 }
@@ -314,20 +422,23 @@ fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
     if closure["bridge-core"].contains("core-host") {
         problems.push("bridge-core depends on core-host".to_owned());
     }
-    assert!(
-        closure["core-host"].contains("bridge-core"),
-        "core-host stands on bridge-core"
-    );
+    for base in ["rpc-peer", "asp-wire"] {
+        assert!(
+            closure["core-host"].contains(base),
+            "core-host stands on {base}"
+        );
+    }
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]
 fn the_hygiene_provider_knows_no_host_and_no_front_end() {
     // It is a provider like any third-party one: one checker on the provider kit, which gives it
-    // the inner seam. It names bridge-core nowhere (the kit passes on what it needs of it).
+    // the inner seam (rpc-peer's peer, asp-wire's vocabulary); its rules are hygiene-rules'.
     let closure = dependency_closure();
     let deps = &closure["hygiene-provider"];
     let forbidden = [
+        "bridge-core",
         "core-host",
         "mcp-adapter",
         "lsp-adapter",
@@ -349,12 +460,13 @@ fn the_hygiene_provider_knows_no_host_and_no_front_end() {
 
 #[test]
 fn the_provider_kit_knows_no_host_and_no_front_end() {
-    // What every provider stands on knows no provider, no host and no front end. (It reaches the
-    // JSON-RPC peer and the wire vocabulary through bridge-core until those have crates of their
-    // own; then bridge-core joins the forbidden list.)
+    // What every provider stands on knows no provider, no host, not the bridge's client and no
+    // front end: the JSON-RPC peer and the wire vocabulary only.
     let closure = dependency_closure();
     let deps = &closure["provider-kit"];
     let forbidden = [
+        "bridge-core",
+        "hygiene-rules",
         "core-host",
         "hygiene-provider",
         "mcp-adapter",

@@ -48,7 +48,7 @@ impl HostChoice {
                 named: true,
             },
             Some(line) => Source::Given(line.to_owned()),
-            None => match bridge_core::child::program::resolve("asp", Path::new("/")) {
+            None => match rpc_peer::child::program::resolve("asp", Path::new("/")) {
                 Some(asp) => Source::OnPath(asp),
                 None => Source::Embedded {
                     exe: current_exe()?,

@@ -1,7 +1,7 @@
 //! Logs on stderr through `tracing`, each field passed through the untrusted-text filter.
 //!
 //! Log lines carry host text (stderr tails in errors, skipped lines, provider messages): every field
-//! value, the message included, goes through [`bridge_core::text::one_line`], so a host can neither
+//! value, the message included, goes through [`asp_wire::text::one_line`], so a host can neither
 //! forge a log line, move the cursor nor flood the terminal through a log field.
 
 use std::fmt::Write as _;
@@ -106,7 +106,7 @@ where
     let fields = tracing_subscriber::fmt::format::debug_fn(|out, field, value| {
         let mut text = String::new();
         let _ = write!(text, "{value:?}");
-        let text = bridge_core::text::one_line(&text, FIELD_MAX);
+        let text = asp_wire::text::one_line(&text, FIELD_MAX);
         match field.name() {
             "message" => out.write_str(&text),
             name => write!(out, "{name}={text}"),

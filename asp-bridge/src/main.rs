@@ -15,8 +15,8 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bridge_core::FailClass;
 use clap::Parser;
+use rpc_peer::FailClass;
 
 use crate::flags::{Cli, Command};
 
@@ -104,7 +104,7 @@ fn failure_line(class: FailClass, error: &anyhow::Error) -> String {
         message.push_str(&cause);
     }
     let line = format!("asp-bridge: {class}: {message}");
-    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+    asp_wire::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// The failClass of the first error in the chain that knows one (the adapters wrap bridge-core's
@@ -137,10 +137,10 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
 /// code of an `input` error (a workspace that is not a git repository, say), so does the command.
 fn host_fail_class(error: &bridge_core::Error) -> FailClass {
     match error {
-        bridge_core::Error::HostExited {
-            status: bridge_core::ExitStatus::Code(6),
+        bridge_core::Error::Peer(rpc_peer::Error::Exited {
+            status: rpc_peer::ExitStatus::Code(6),
             ..
-        } if host_choice::embedded_in_use() => FailClass::Input,
+        }) if host_choice::embedded_in_use() => FailClass::Input,
         other => other.fail_class(),
     }
 }
@@ -151,11 +151,11 @@ mod tests {
 
     #[test]
     fn a_failure_is_one_filtered_line_with_each_cause_once() {
-        let spawn = bridge_core::Error::Spawn {
-            role: bridge_core::Role::Host,
+        let spawn = bridge_core::Error::Peer(rpc_peer::Error::Spawn {
+            role: rpc_peer::Role::Host,
             program: "asp".into(),
             source: std::io::Error::from_raw_os_error(2),
-        };
+        });
         let line = failure_line(FailClass::Health, &anyhow::Error::new(spawn));
         assert_eq!(
             line.matches("No such file or directory").count(),
@@ -164,14 +164,14 @@ mod tests {
         );
         assert!(line.contains("--host-command"), "{line}");
 
-        let hostile = bridge_core::Error::HostExited {
-            role: bridge_core::Role::Host,
-            status: bridge_core::ExitStatus::Code(1),
+        let hostile = bridge_core::Error::Peer(rpc_peer::Error::Exited {
+            role: rpc_peer::Role::Host,
+            status: rpc_peer::ExitStatus::Code(1),
             stderr_tail: format!(
                 "\u{1b}]0;pwned\u{7}\r\u{1b}[2K\nasp-bridge: ok: host ALLOW\n{}",
                 "x".repeat(1_000_000)
             ),
-        };
+        });
         let line = failure_line(FailClass::Health, &anyhow::Error::new(hostile));
         assert!(
             line.starts_with("asp-bridge: health: host exited with status 1"),

@@ -25,14 +25,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::git::{FilterCache, Filters};
-use crate::proto::{Change, ChangeKind, ChangeSet};
-use crate::sync::lock;
+use asp_wire::proto::{Change, ChangeKind, ChangeSet};
 use disk::Found;
 use git::{GITLINK, Git, Object};
+use rpc_peer::lock;
 
 /// How long building one changeset may take (git, and hashing what changed).
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -44,13 +43,10 @@ pub const NOT_UTF8: &str = "a name that is not UTF-8 (ASP paths are JSON strings
 const CACHED_BASES: usize = 64;
 const CACHED_BLOBS: usize = 8192;
 
-/// The ASP blob id of some bytes.
-pub fn blob_id(bytes: &[u8]) -> String {
-    hex_id(&Sha256::digest(bytes))
-}
+pub use asp_wire::digest::blob_id;
 
 fn hex_id(digest: &[u8]) -> String {
-    format!("blob:sha256:{}", crate::digest::hex(digest))
+    format!("blob:sha256:{}", asp_wire::digest::hex(digest))
 }
 
 /// A changeset and what could not go into it.

@@ -17,7 +17,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::Error;
-use crate::text;
+use asp_wire::text;
 
 /// Longest path accepted from a client, in bytes.
 pub const MAX_PATH_BYTES: usize = 1024;

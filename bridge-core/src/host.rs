@@ -1,4 +1,4 @@
-//! The ASP layer above the [`peer`](crate::peer): the typed outer-seam calls of a host client, the
+//! The ASP layer above the [`peer`](rpc_peer::peer): the typed outer-seam calls of a host client, the
 //! host process with its `host/status` handshake, and supervision.
 //!
 //! A [`HostClient`] is a [`Peer`] that serves no requests ([`NoRequests`]) and names its calls by the
@@ -15,14 +15,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncWrite};
 
-pub use crate::peer::{CallOptions, ExitProbe, Reply};
+pub use rpc_peer::peer::{CallOptions, ExitProbe, Reply};
 pub use supervisor::{HostLaunch, Launch, RestartPolicy, Supervisor};
 
 use crate::error::{Error, Result};
-use crate::peer::{NoRequests, Peer, PeerConfig, PeerStats};
-use crate::proto::{
+use asp_wire::proto::{
     self, AdvisoryCallSite, ChangeSet, Comparison, EvaluateParams, QueryInspectParams,
 };
+use rpc_peer::peer::{NoRequests, Peer, PeerConfig, PeerStats};
 
 /// Settings of one host connection: the peer's.
 pub type ClientConfig = PeerConfig;
@@ -69,7 +69,8 @@ impl HostClient {
         params: Option<&P>,
         options: CallOptions,
     ) -> impl Future<Output = Result<Reply<T>>> + Send + 'static + use<P, T> {
-        self.peer.request(method, params, options)
+        let request = self.peer.request(method, params, options);
+        async move { Ok(request.await?) }
     }
 
     pub fn status(
@@ -140,7 +141,7 @@ impl HostClient {
 
     /// Why the connection is closed, or `None` while it is open.
     pub fn closed_reason(&self) -> Option<Error> {
-        self.peer.closed_reason()
+        self.peer.closed_reason().map(Error::from)
     }
 
     /// Resolves once the host's stdout has ended.

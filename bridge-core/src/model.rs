@@ -6,14 +6,12 @@
 //! coverage ran and found a blocking finding. It is kept apart ([`Decision::blocking`]) and never
 //! listed as something that did not run.
 //!
-//! The answer types themselves are the lenient [`crate::proto`] structs, under their one name
+//! The answer types themselves are the lenient [`asp_wire::proto`] structs, under their one name
 //! (`proto::Decision`, `proto::Status`…); this module only adds what front ends would otherwise
 //! compute on their own.
 
-use crate::proto::{
-    AuthorityStatus, Capabilities, CapabilityStatus, Decision, DecisionKind, Degradation,
-    GateStatus, HostState, Status,
-};
+use asp_wire::proto::{AuthorityStatus, Capabilities, Decision, DecisionKind, Degradation, Status};
+use asp_wire::reason::{BLOCKING_DIAGNOSTIC, LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
 
 /// The canonical name of a capability or role, mapping the legacy `sense`, `judge`, `act`.
 pub fn canonical_capability(name: &str) -> &str {
@@ -42,20 +40,6 @@ impl From<&Degradation> for NotRun {
         }
     }
 }
-
-/// The degradation reason of required coverage that ran and found a blocking finding: a verdict,
-/// not a gap.
-pub const BLOCKING_DIAGNOSTIC: &str = "blocking-diagnostic";
-
-/// How a host says that something was left out by the user's own trusted configuration (an
-/// `exclude`d path, `disable`d rules, a `min-severity` floor): a degradation of reason
-/// `optional-degraded` whose `detail` starts with this. It does not change the decision and is no
-/// gap the user did not choose, so it does not make a decision incomplete; it is still listed with
-/// what did not run, and a changed path named as its `source` is reported left out, never clean.
-pub const LEFT_OUT_BY_CONFIGURATION: &str = "left out by the host's configuration: ";
-
-/// The reason of such a degradation.
-pub const OPTIONAL_DEGRADED: &str = "optional-degraded";
 
 impl NotRun {
     /// Whether this is something the user's configuration left out ([`LEFT_OUT_BY_CONFIGURATION`]).
@@ -87,66 +71,46 @@ fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> 
     merge_where(lists, |d| d.reason != BLOCKING_DIAGNOSTIC)
 }
 
-impl Decision {
+/// What did not run or ran degraded, as a part of an answer tells it.
+pub trait NotRunView {
     /// Everything the host says did not run or ran degraded; empty only when coverage is whole.
-    /// Required coverage that ran and blocked is not in it (see [`Decision::blocking`]).
-    pub fn not_run(&self) -> Vec<NotRun> {
+    /// Required coverage that ran and blocked is not in it (see [`DecisionView::blocking`]).
+    fn not_run(&self) -> Vec<NotRun>;
+}
+
+/// The views of a decision front ends show.
+pub trait DecisionView {
+    /// The required coverage that ran and found a blocking finding ([`BLOCKING_DIAGNOSTIC`]).
+    fn blocking(&self) -> Vec<NotRun>;
+
+    /// Whether required coverage is incomplete: a result that must never be shown as "clean".
+    fn is_incomplete(&self) -> bool;
+}
+
+impl NotRunView for Decision {
+    fn not_run(&self) -> Vec<NotRun> {
         merge(self.degradation_lists())
     }
+}
 
-    /// The required coverage that ran and found a blocking finding ([`BLOCKING_DIAGNOSTIC`]).
-    pub fn blocking(&self) -> Vec<NotRun> {
+impl DecisionView for Decision {
+    fn blocking(&self) -> Vec<NotRun> {
         merge_where(self.degradation_lists(), |d| {
             d.reason == BLOCKING_DIAGNOSTIC
         })
     }
 
-    fn degradation_lists(&self) -> [&[Degradation]; 2] {
-        [
-            self.coverage.degraded.as_slice(),
-            self.receipt.failures.as_slice(),
-        ]
-    }
-
-    /// Whether required coverage is incomplete: a result that must never be shown as "clean".
-    pub fn is_incomplete(&self) -> bool {
+    fn is_incomplete(&self) -> bool {
         let unexplained_refusal = !self.is(DecisionKind::Allow) && self.findings.is_empty();
         self.is(DecisionKind::Indeterminate)
             || unexplained_refusal
             || self.not_run().iter().any(|n| !n.is_left_out())
     }
-
-    pub fn is(&self, kind: DecisionKind) -> bool {
-        self.decision.is(kind)
-    }
 }
 
-impl Status {
-    /// Whether the host says it is anything but fully ready.
-    pub fn is_degraded(&self) -> bool {
-        !self.host.state.is(HostState::Ready)
-    }
-
-    /// Each call site with its gate status, in protocol order.
-    pub fn gates(&self) -> [(&'static str, Option<&GateStatus>); 3] {
-        [
-            ("interactive", self.gates.interactive.as_ref()),
-            ("gate", self.gates.gate.as_ref()),
-            ("sweep", self.gates.sweep.as_ref()),
-        ]
-    }
-
-    /// Each capability family with its status, canonical names only.
-    pub fn capability_families(&self) -> [(&'static str, Option<&CapabilityStatus>); 3] {
-        [
-            ("inspect", self.capabilities.inspect.as_ref()),
-            ("check", self.capabilities.check.as_ref()),
-            ("edit", self.capabilities.edit.as_ref()),
-        ]
-    }
-
+impl NotRunView for Status {
     /// Degraded coverage from every part of the status (gates, capabilities, servers, receipt).
-    pub fn not_run(&self) -> Vec<NotRun> {
+    fn not_run(&self) -> Vec<NotRun> {
         let gates = self
             .gates()
             .into_iter()
@@ -168,9 +132,9 @@ impl Status {
     }
 }
 
-impl Capabilities {
+impl NotRunView for Capabilities {
     /// Degraded coverage of every capability family, of the host's coverage and of the receipt.
-    pub fn not_run(&self) -> Vec<NotRun> {
+    fn not_run(&self) -> Vec<NotRun> {
         let families = [
             &self.capabilities.inspect,
             &self.capabilities.check,
@@ -187,9 +151,9 @@ impl Capabilities {
     }
 }
 
-impl AuthorityStatus {
+impl NotRunView for AuthorityStatus {
     /// Degraded coverage of every provider and of the receipt.
-    pub fn not_run(&self) -> Vec<NotRun> {
+    fn not_run(&self) -> Vec<NotRun> {
         let providers = self.providers.iter().filter_map(|p| p.coverage.as_ref());
         merge(
             providers
@@ -202,7 +166,7 @@ impl AuthorityStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::Inspection;
+    use asp_wire::proto::Inspection;
 
     fn fixture<T: serde::de::DeserializeOwned>(path: &str) -> T {
         serde_json::from_value(test_support::fixture(path)).expect("model")

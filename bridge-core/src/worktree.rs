@@ -18,10 +18,11 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::changeset;
 use crate::error::{Error, Result};
 use crate::host::{CallOptions, HostClient};
-use crate::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, Decision, EvaluateParams};
-use crate::{changeset, text};
+use asp_wire::proto::{self, AdvisoryCallSite, ChangeSet, Comparison, Decision, EvaluateParams};
+use asp_wire::text;
 
 mod merge;
 
@@ -445,7 +446,7 @@ impl Worktree {
             None => "the empty tree of an all-files sweep".to_owned(),
         };
         match reply {
-            Err(Error::Refused {
+            Err(Error::Peer(rpc_peer::Error::Refused {
                 role,
                 method,
                 code: STALE_BASELINE_CODE,
@@ -453,7 +454,7 @@ impl Worktree {
                 detail,
                 fail_class,
                 retryable,
-            }) => Err(Error::Refused {
+            })) => Err(Error::Peer(rpc_peer::Error::Refused {
                 role,
                 message: self
                     .refused_baseline(client, request, &sent, &what, &message)
@@ -463,7 +464,7 @@ impl Worktree {
                 detail,
                 fail_class,
                 retryable,
-            }),
+            })),
             Err(error) => Err(error),
             Ok(reply) => {
                 let seen: Refusals = serde_json::from_str(reply.raw.get()).unwrap_or_default();
@@ -507,7 +508,7 @@ impl Worktree {
 }
 
 /// `stale_baseline` in the ASP error registry (`spec/02`).
-const STALE_BASELINE_CODE: i64 = -32011;
+const STALE_BASELINE_CODE: i64 = asp_wire::code::STALE_BASELINE;
 
 /// Where a host that answers says it refused the changeset's baseline.
 #[derive(Debug, Default, Deserialize)]
@@ -541,7 +542,7 @@ impl Refusals {
     }
 
     /// The entries that say a path of `sent` was left out by the host's configuration
-    /// ([`crate::model::LEFT_OUT_BY_CONFIGURATION`]), each path once, with the host's reason.
+    /// ([`asp_wire::reason::LEFT_OUT_BY_CONFIGURATION`]), each path once, with the host's reason.
     fn left_out(&self, sent: &std::collections::HashSet<String>) -> Vec<changeset::Skipped> {
         let mut out: Vec<changeset::Skipped> = Vec::new();
         for d in self.coverage.degraded.iter().chain(&self.receipt.failures) {
@@ -552,7 +553,7 @@ impl Refusals {
             if out.iter().all(|s| s.path != d.source) {
                 let why = d
                     .detail
-                    .strip_prefix(crate::model::LEFT_OUT_BY_CONFIGURATION)
+                    .strip_prefix(asp_wire::reason::LEFT_OUT_BY_CONFIGURATION)
                     .unwrap_or(&d.detail);
                 out.push(changeset::Skipped {
                     path: d.source.clone(),

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
+use asp_wire::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::Worktree;
-use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::worktree::Scope;
-use bridge_core::{CallOptions, ClientConfig, ExitStatus, HostClient};
+use bridge_core::{CallOptions, ClientConfig, HostClient};
+use rpc_peer::ExitStatus;
 use serde_json::{Value, json};
 use test_support::git::Repo;
 use test_support::schema::{asp_validator, assert_asp_valid};

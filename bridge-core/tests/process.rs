@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bridge_core::{Error, ExitStatus, HostCommand, HostConfig, HostProcess};
+use bridge_core::{Error, HostCommand, HostConfig, HostProcess};
+use rpc_peer::ExitStatus;
 use test_support::process::{ended, ends};
 
 fn sh(script: &str) -> HostConfig {
@@ -23,12 +24,12 @@ async fn a_crash_mid_request_names_the_exit_status_and_stderr_tail() {
         HostProcess::spawn(&sh("read line; echo 'fatal: index corrupt' >&2; exit 4")).unwrap();
     let err = process.client().status().await.unwrap_err();
     match &err {
-        Error::HostExited {
+        Error::Peer(rpc_peer::Error::Exited {
             role,
             status,
             stderr_tail,
-        } => {
-            assert_eq!(*role, bridge_core::Role::Host);
+        }) => {
+            assert_eq!(*role, rpc_peer::Role::Host);
             assert_eq!(*status, ExitStatus::Code(4));
             assert_eq!(stderr_tail, "fatal: index corrupt");
         }
@@ -111,7 +112,10 @@ async fn a_helper_in_the_host_group_does_not_outlive_a_host_crash() {
     let process = HostProcess::spawn(&sh(&script)).unwrap();
     let helper = helper_pid(&pid_file).await;
     let err = process.client().status().await.unwrap_err();
-    assert!(matches!(err, Error::HostExited { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Peer(rpc_peer::Error::Exited { .. })),
+        "{err}"
+    );
     // The process handle is still held: the crash alone ends the helper.
     assert!(
         ends(helper).await,

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bridge_core::host::{HostLaunch, Launch};
-use bridge_core::peer::{BoxFuture, Peer};
-use bridge_core::{
-    Error, ExitStatus, FailClass, HostCommand, HostConfig, RestartPolicy, Supervisor,
-};
+use bridge_core::{Error, HostCommand, HostConfig, RestartPolicy, Supervisor};
+use rpc_peer::peer::{BoxFuture, Peer};
+use rpc_peer::{ExitStatus, FailClass};
 
 const STATUS: &str = r#"{"jsonrpc":"2.0","id":ID,"result":{"host":{"name":"sh-host","version":"1","outerProtocol":"PROTO","state":"ready"}}}"#;
 
@@ -97,7 +96,7 @@ async fn a_host_that_keeps_dying_is_given_up_on() {
     );
     assert!(matches!(
         supervisor.client().await,
-        Err(Error::HostExited { .. })
+        Err(Error::Peer(rpc_peer::Error::Exited { .. }))
     ));
     // The supervisor tries again by itself; until it gives up, calls see a health failure.
     let err = loop {
@@ -166,7 +165,10 @@ async fn a_host_that_misses_three_deadlines_in_a_row_is_replaced() {
     let starts = supervisor.starts();
     for missed in 1..=3 {
         let client = supervisor.client().await.unwrap();
-        assert!(matches!(client.status().await, Err(Error::Timeout { .. })));
+        assert!(matches!(
+            client.status().await,
+            Err(Error::Peer(rpc_peer::Error::Timeout { .. }))
+        ));
         assert_eq!(client.missed_deadlines_in_a_row(), missed);
         assert_eq!(
             *starts.borrow(),
@@ -260,7 +262,7 @@ async fn a_program_that_cannot_be_run_is_tried_again_at_once_and_never_given_up_
     for _ in 0..3 {
         let error = supervisor.client().await.unwrap_err();
         assert!(
-            matches!(error, Error::Spawn { .. }),
+            matches!(error, Error::Peer(rpc_peer::Error::Spawn { .. })),
             "tried again, not delayed or given up: {error}"
         );
         assert!(!error.retryable());

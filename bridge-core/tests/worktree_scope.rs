@@ -1,8 +1,8 @@
 //! `Scope::Files`: the files under the named paths checked whole, changed or not, each a `create`
 //! against the empty tree, and nothing outside those paths.
 
+use asp_wire::proto::ChangeKind;
 use bridge_core::Worktree;
-use bridge_core::proto::ChangeKind;
 use bridge_core::worktree::Scope;
 use serde_json::Value;
 use test_support::git::Repo;

@@ -177,7 +177,7 @@ pub(crate) fn first_degraded(assessment: &Value) -> Option<String> {
         first => first,
     };
     let detail = first["detail"].as_str().or(first["reason"].as_str())?;
-    Some(bridge_core::text::one_line(detail, 300).into_owned())
+    Some(asp_wire::text::one_line(detail, 300).into_owned())
 }
 
 /// The degradation reason of a non-complete status.

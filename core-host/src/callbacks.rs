@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use base64::display::Base64Display;
 use base64::engine::general_purpose::STANDARD;
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -57,23 +57,23 @@ impl Scope {
 
     /// Sets the grant the provider was sent in `initialized`: requested ∩ configured.
     pub(crate) fn set_grant(&self, requested: GlobSet, configured: GlobSet) {
-        *bridge_core::lock(&self.grant) = vec![requested, configured];
+        *rpc_peer::lock(&self.grant) = vec![requested, configured];
     }
 
     fn grant(&self) -> Grant {
-        Grant(bridge_core::lock(&self.grant).clone())
+        Grant(rpc_peer::lock(&self.grant).clone())
     }
 
     /// Opens the request scope; it closes when the returned guard drops, whatever happens.
     pub(crate) fn open(self: &Arc<Self>, scope: RequestScope) -> ScopeGuard {
-        *bridge_core::lock(&self.current) = Some(scope);
+        *rpc_peer::lock(&self.current) = Some(scope);
         ScopeGuard {
             scope: self.clone(),
         }
     }
 
     fn with_current<T>(&self, f: impl FnOnce(Option<&mut RequestScope>) -> T) -> T {
-        let mut current = bridge_core::lock(&self.current);
+        let mut current = rpc_peer::lock(&self.current);
         f(current.as_mut())
     }
 }
@@ -108,7 +108,7 @@ impl ScopeGuard {
 
 impl Drop for ScopeGuard {
     fn drop(&mut self) {
-        *bridge_core::lock(&self.scope.current) = None;
+        *rpc_peer::lock(&self.scope.current) = None;
     }
 }
 
@@ -142,7 +142,7 @@ impl Handler for Callbacks {
                 .and_then(|p| serde_json::from_str(p.get()).ok())
                 .unwrap_or_default();
             let message =
-                bridge_core::text::untrusted(params["message"].as_str().unwrap_or_default(), 500)
+                asp_wire::text::untrusted(params["message"].as_str().unwrap_or_default(), 500)
                     .into_owned();
             tracing::info!(provider = %self.scope.provider, level = params["level"].as_str().unwrap_or("info"), "{message}");
         } else {
@@ -159,7 +159,7 @@ fn refuse(scope: &Scope, method: &str, why: String) -> ErrorObject {
         }
     });
     error_object(
-        -32012,
+        asp_wire::code::SCOPE_DENIED,
         format!("scope_denied: {why}"),
         FailClass::Policy,
         false,
@@ -169,7 +169,7 @@ fn refuse(scope: &Scope, method: &str, why: String) -> ErrorObject {
 
 fn internal(why: &str) -> ErrorObject {
     error_object(
-        -32603,
+        rpc_peer::jsonrpc::INTERNAL_ERROR,
         format!("internal error: {why}"),
         FailClass::Health,
         true,
@@ -178,7 +178,7 @@ fn internal(why: &str) -> ErrorObject {
 
 fn unavailable(why: String) -> ErrorObject {
     error_object(
-        -32015,
+        asp_wire::code::BLOB_UNAVAILABLE,
         format!("blob_unavailable: {why}"),
         FailClass::Health,
         false,
@@ -446,7 +446,7 @@ async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorO
         && rev != baseline.rev()
     {
         return Err(error_object(
-            -32011,
+            asp_wire::code::STALE_BASELINE,
             format!(
                 "stale_baseline: {rev:?} is not the baseline of this request ({:?})",
                 baseline.rev()

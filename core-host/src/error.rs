@@ -4,7 +4,7 @@
 //! the host from answering at all (a bad configuration, a workspace that is not a git repository, a
 //! request it refuses) is an `Error`.
 
-use bridge_core::FailClass;
+use rpc_peer::FailClass;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

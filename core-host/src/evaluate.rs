@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::error_object;
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::error_object;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
@@ -135,7 +135,7 @@ async fn take_in(
     // Refused params are an `input` error, whatever the blocking work made of them.
     let (request_digest, changeset_digest) = checked.map_err(|e| {
         error_object(
-            -32602,
+            rpc_peer::jsonrpc::INVALID_PARAMS,
             format!("invalid params for host/evaluateChangeset: {e}"),
             FailClass::Input,
             false,
@@ -143,7 +143,7 @@ async fn take_in(
     })?;
     let finished = finished.map_err(|e| {
         error_object(
-            -32603,
+            rpc_peer::jsonrpc::INTERNAL_ERROR,
             format!("internal error: {e}"),
             FailClass::Health,
             true,
@@ -152,7 +152,7 @@ async fn take_in(
     let (own, baseline, _, policy, intake) = finished.map_err(not_ready)?;
     let intake: Intake = intake.map_err(|e| {
         error_object(
-            -32013,
+            asp_wire::code::INVALID_CHANGESET,
             format!("invalid_changeset: {e}"),
             FailClass::Input,
             false,

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
-pub(crate) use bridge_core::digest::{canonical_digest as digest, hex, sha256_hex};
+pub(crate) use asp_wire::digest::{canonical_digest as digest, hex, sha256_hex};
 
 /// Now, as RFC 3339 UTC with milliseconds.
 pub(crate) fn now_rfc3339() -> String {
@@ -55,7 +55,7 @@ mod tests {
     fn canonical_json_sorts_keys_at_every_depth_and_keeps_array_order() {
         let value = json!({"b": [3, {"z": 1, "a": "é\n"}], "a": null});
         assert_eq!(
-            bridge_core::digest::canonical_json(&value),
+            asp_wire::digest::canonical_json(&value),
             r#"{"a":null,"b":[3,{"a":"é\n","z":1}]}"#
         );
     }

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
+use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
 use serde_json::Value;
 
 use crate::config::{LeaveOut, Severity};

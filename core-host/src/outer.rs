@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use bridge_core::FailClass;
-use bridge_core::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
+use rpc_peer::FailClass;
+use rpc_peer::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
@@ -34,7 +34,7 @@ impl Handler for Outer {
             let method = request.method.as_str();
             if shutting_down.load(Ordering::Relaxed) && method != "shutdown" {
                 return Err(error_object(
-                    -32010,
+                    asp_wire::code::HEALTH_NOT_READY,
                     "health_not_ready: the host is shutting down".into(),
                     FailClass::Health,
                     false,
@@ -63,7 +63,7 @@ impl Handler for Outer {
                 "host/evaluateChangeset" => evaluate::evaluate(&host, params).await?,
                 "host/requestEditPlan" | "host/applyProposal" => {
                     return Err(error_object(
-                        -32012,
+                        asp_wire::code::SCOPE_DENIED,
                         format!(
                             "scope_denied: {method} is refused: this embedded host is advisory and offers no edit plans and no apply"
                         ),
@@ -81,7 +81,7 @@ impl Handler for Outer {
             // Serialised once: the text is not parsed again to be checked.
             serde_json::value::to_raw_value(&answer).map_err(|e| {
                 error_object(
-                    -32603,
+                    rpc_peer::jsonrpc::INTERNAL_ERROR,
                     format!("internal error: {e}"),
                     FailClass::Health,
                     false,

@@ -73,7 +73,7 @@ impl Policies {
         let Some(entry) = entry else {
             return Policy::default_policy();
         };
-        if let Some((oid, policy)) = bridge_core::lock(&self.0).as_ref()
+        if let Some((oid, policy)) = rpc_peer::lock(&self.0).as_ref()
             && *oid == entry.oid
         {
             return policy.clone();
@@ -83,7 +83,7 @@ impl Policies {
             Err(e) => return unreadable(e),
         };
         let policy = Policy::from_blob(blob);
-        *bridge_core::lock(&self.0) = Some((entry.oid, policy.clone()));
+        *rpc_peer::lock(&self.0) = Some((entry.oid, policy.clone()));
         policy
     }
 }

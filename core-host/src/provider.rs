@@ -194,11 +194,11 @@ impl Slot {
     }
 
     pub(crate) fn view(&self) -> View {
-        bridge_core::lock(&self.view).clone()
+        rpc_peer::lock(&self.view).clone()
     }
 
     fn set_view(&self, update: impl FnOnce(&mut View)) {
-        update(&mut bridge_core::lock(&self.view));
+        update(&mut rpc_peer::lock(&self.view));
     }
 
     /// Resolves once no start is in progress.

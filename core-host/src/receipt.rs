@@ -144,7 +144,7 @@ pub(crate) fn request_digest(method: &str, params: &Value) -> String {
     let mut text = String::from("{\"method\":");
     text.push_str(&Value::from(method).to_string());
     text.push_str(",\"params\":");
-    text.push_str(&bridge_core::digest::canonical_json(params));
+    text.push_str(&asp_wire::digest::canonical_json(params));
     text.push('}');
     format!("sha256:{}", json::sha256_hex(text.as_bytes()))
 }

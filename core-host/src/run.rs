@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use bridge_core::peer::{self, PeerConfig};
+use rpc_peer::peer::{self, PeerConfig};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
@@ -58,7 +58,7 @@ where
         shutting_down: Arc::new(AtomicBool::new(false)),
     });
     let config = PeerConfig {
-        role: bridge_core::Role::Client,
+        role: rpc_peer::Role::Client,
         ..PeerConfig::default()
     };
     let served = peer::serve(reader, writer, config, handler, DRAIN);

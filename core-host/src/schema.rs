@@ -133,7 +133,7 @@ pub(crate) fn check_outer(def: &str, instance: &Value) -> Result<(), String> {
     type Cache = std::sync::Mutex<Vec<(String, std::sync::Arc<jsonschema::Validator>)>>;
     static CACHE: Cache = std::sync::Mutex::new(Vec::new());
     let validator = {
-        let mut cache = bridge_core::lock(&CACHE);
+        let mut cache = rpc_peer::lock(&CACHE);
         match cache.iter().find(|(d, _)| d == def) {
             Some((_, v)) => v.clone(),
             None => {

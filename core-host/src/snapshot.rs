@@ -164,7 +164,7 @@ impl Workspace {
 
     /// The last baseline issued, without asking git.
     pub(crate) fn baseline(&self) -> Baseline {
-        bridge_core::lock(&self.baseline).clone()
+        rpc_peer::lock(&self.baseline).clone()
     }
 
     /// The baseline now: restamped when `HEAD`'s tree moved. The bool says whether it moved. Blocking.
@@ -183,7 +183,7 @@ impl Workspace {
             head.1 = now;
         }
         let tree = git::head_tree(&self.root)?;
-        let mut current = bridge_core::lock(&self.baseline);
+        let mut current = rpc_peer::lock(&self.baseline);
         if current.tree == tree {
             return Ok((current.clone(), false));
         }
@@ -205,7 +205,7 @@ impl Workspace {
         let refuse = |why: &str| {
             Err(format!(
                 "the changeset names baseline {:?}, {why}; the host's baseline is {:?}",
-                bridge_core::text::one_line(rev, 120),
+                asp_wire::text::one_line(rev, 120),
                 own.rev()
             ))
         };
@@ -228,7 +228,7 @@ impl Workspace {
         if !full {
             return refuse("which is not a full git object id");
         }
-        if let Some(tree) = bridge_core::lock(&self.named).get(rev) {
+        if let Some(tree) = rpc_peer::lock(&self.named).get(rev) {
             return Ok(Baseline {
                 tree: tree.clone(),
                 value: named.clone(),
@@ -243,7 +243,7 @@ impl Workspace {
         let Some(tree) = tree else {
             return refuse(&format!("which is no git {kind} of this repository"));
         };
-        let mut cache = bridge_core::lock(&self.named);
+        let mut cache = rpc_peer::lock(&self.named);
         if cache.len() >= 64 {
             cache.clear();
         }
@@ -305,7 +305,7 @@ impl Workspace {
         let mut found = HashMap::with_capacity(oids.len());
         let mut wanted = Vec::new();
         {
-            let cache = bridge_core::lock(&self.blobs);
+            let cache = rpc_peer::lock(&self.blobs);
             for oid in oids {
                 match cache.0.get(*oid) {
                     Some(blob) => {
@@ -547,7 +547,7 @@ impl<R: std::io::Read> std::io::Read for Until<R> {
 
 /// The blob of some bytes already in memory.
 pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
-    let id = bridge_core::changeset::blob_id(&bytes);
+    let id = asp_wire::digest::blob_id(&bytes);
     let bytes = (bytes.len() <= MAX_BLOB).then(|| Arc::new(bytes));
     Blob {
         id,

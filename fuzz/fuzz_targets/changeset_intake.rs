@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use asp_bridge_fuzz::flagged;
-use bridge_core::digest::sha256_hex;
+use asp_wire::digest::sha256_hex;
 use core_host::fuzzing::{IntakeWorkspace, intake, intake_without_waiting};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};

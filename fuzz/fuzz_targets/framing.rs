@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use bridge_core::framing::{Frame, FrameReader, FrameStats, OVERSIZE_HEAD};
+use rpc_peer::framing::{Frame, FrameReader, FrameStats, OVERSIZE_HEAD};
 use libfuzzer_sys::fuzz_target;
 
 const CAP: usize = 64;

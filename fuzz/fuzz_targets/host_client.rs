@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use bridge_core::{ClientConfig, ExitStatus, HostClient};
+use bridge_core::{ClientConfig, HostClient};
+use rpc_peer::{ExitStatus};
 use libfuzzer_sys::fuzz_target;
 use tokio::io::AsyncWriteExt;
 

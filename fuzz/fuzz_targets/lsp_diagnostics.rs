@@ -10,8 +10,8 @@
 #![no_main]
 
 use asp_bridge_fuzz::{answer, lines, split};
-use bridge_core::proto::Decision;
-use bridge_core::text::is_hidden;
+use asp_wire::proto::Decision;
+use asp_wire::text::is_hidden;
 use libfuzzer_sys::fuzz_target;
 use lsp_adapter::fuzzing::{Shown, decision_to_diagnostics, typed_decision_to_diagnostics};
 use serde_json::Value;

@@ -7,8 +7,8 @@
 #![no_main]
 
 use asp_bridge_fuzz::{answer, split};
-use bridge_core::proto::{Decision, Inspection, Status};
-use bridge_core::text::is_hidden;
+use asp_wire::proto::{Decision, Inspection, Status};
+use asp_wire::text::is_hidden;
 use libfuzzer_sys::fuzz_target;
 use mcp_adapter::fuzzing;
 use mcp_adapter::{DEFAULT_BUDGET_BYTES, Error};

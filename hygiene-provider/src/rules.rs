@@ -4,12 +4,12 @@
 //! breaks a build or leaks a secret is an error, what bloats the repository or confuses diffs a
 //! warning, whitespace information.
 
-use provider_kit::shared::hygiene::{RULES, RuleInfo};
+use hygiene_rules::{RULES, RuleInfo};
 
 pub(crate) use provider_kit::Severity;
 
 /// The diagnostic source and rule namespace of this provider.
-pub const SOURCE: &str = provider_kit::shared::hygiene::SOURCE;
+pub const SOURCE: &str = hygiene_rules::SOURCE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Rule {

@@ -275,11 +275,11 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 }
 
 fn text(raw: &str, max: usize) -> String {
-    bridge_core::text::untrusted(raw, max).into_owned()
+    asp_wire::text::untrusted(raw, max).into_owned()
 }
 
 fn one_line(raw: &str, max: usize) -> String {
-    bridge_core::text::one_line(raw, max).into_owned()
+    asp_wire::text::one_line(raw, max).into_owned()
 }
 
 #[cfg(test)]

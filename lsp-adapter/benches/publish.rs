@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use bridge_core::HostSource;
 use bridge_core::source::BoxFuture;
-use bridge_core::{ClientConfig, ExitStatus, HostClient};
+use bridge_core::{ClientConfig, HostClient};
 use lsp_adapter::Options;
+use rpc_peer::ExitStatus;
 use serde_json::{Value, json};
 use test_support::fixture;
 use test_support::git::Repo;

@@ -10,9 +10,10 @@
 //! and the probe is skipped, which keeps an answer whose findings are all in the document at one
 //! decode per finding.
 
+use bridge_core::model::{DecisionView, NotRunView};
 use std::borrow::Cow;
 
-use bridge_core::proto::{Decision, DecisionKind, Finding};
+use asp_wire::proto::{Decision, DecisionKind, Finding};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -71,7 +72,7 @@ impl Checked {
 /// document's own findings, and those on the workspace as a whole (a project-level finding names
 /// no file, so every document shows it at its top).
 pub(crate) fn shown_in(path: &str, document: &str) -> bool {
-    same_path(path, document) || bridge_core::proto::is_workspace_path(path)
+    same_path(path, document) || asp_wire::proto::is_workspace_path(path)
 }
 
 /// Whether the host's `path` names the document at `document` (repo-relative, `/`-separated).
@@ -83,10 +84,12 @@ pub(crate) fn same_path(host: &str, document: &str) -> bool {
 impl Answer {
     /// The decision as the document at `path` shows it: its findings decoded, the others counted.
     pub(crate) fn at(self, path: &str) -> bridge_core::Result<Checked> {
-        let malformed = |e: serde_json::Error| bridge_core::Error::Malformed {
-            role: bridge_core::Role::Host,
-            method: METHOD.to_owned(),
-            detail: e.to_string(),
+        let malformed = |e: serde_json::Error| {
+            bridge_core::Error::Peer(rpc_peer::Error::Malformed {
+                role: rpc_peer::Role::Host,
+                method: METHOD.to_owned(),
+                detail: e.to_string(),
+            })
         };
         let mut decision = self.head;
         let mut elsewhere = 0;

@@ -1,6 +1,6 @@
 //! The one error type of lsp-adapter: why a document or a workspace cannot be checked.
 
-use bridge_core::FailClass;
+use rpc_peer::FailClass;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use bridge_core::peer::ProgressSender;
-use bridge_core::proto::AdvisoryCallSite;
+use asp_wire::proto::AdvisoryCallSite;
 use bridge_core::worktree::{Evaluate, Scope};
-use bridge_core::{CallOptions, FailClass, HostSource, Worktree};
+use bridge_core::{CallOptions, HostSource, Worktree};
+use rpc_peer::FailClass;
+use rpc_peer::peer::ProgressSender;
 
 use crate::answer::{Answer, Checked};
 use crate::error::Error;

@@ -8,6 +8,7 @@
 //! or `-32600` invalid request, with the message's id when it could be read, else `null`). The
 //! server's output is cut into frames by the same parser ([`crate::outbox`]).
 
+use rpc_peer::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
@@ -22,9 +23,6 @@ const MAX_HEADER_LINE: usize = 8 * 1024;
 const CHUNK: usize = 64 * 1024;
 /// Largest body accepted; a larger one is skipped and answered with an error.
 const MAX_BODY: usize = 256 * 1024 * 1024;
-
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
 
 /// The params of a [`MALFORMED`] request.
 #[derive(Debug, Deserialize)]

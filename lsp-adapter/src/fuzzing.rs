@@ -2,7 +2,7 @@
 //! entry points into the private conversions, so the fuzz targets reach them without making them
 //! API. Not for other callers.
 
-use bridge_core::proto::Decision;
+use asp_wire::proto::Decision;
 use serde_json::Value;
 use tower_lsp_server::ls_types::Diagnostic;
 

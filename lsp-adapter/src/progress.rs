@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use bridge_core::peer::{ProgressReceiver, ProgressSender, progress_channel};
-use bridge_core::text::untrusted;
+use asp_wire::text::untrusted;
+use rpc_peer::peer::{ProgressReceiver, ProgressSender, progress_channel};
 use serde_json::Value;
 use tokio::sync::watch;
 use tower_lsp_server::Client;

@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bridge_core::{HostSource, Worktree, lock};
+use bridge_core::{HostSource, Worktree};
+use rpc_peer::lock;
 use tokio::task::{AbortHandle, JoinHandle};
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{

@@ -3,17 +3,18 @@
 //! ASP ranges are 0-based `{line, char}` in UTF-16 code units, as LSP's default; for a client that
 //! negotiated UTF-8 the columns are converted with the text the evaluation was started for. Severity
 //! is always set (error/warning/info → 1/2/3; an unknown one is shown as a warning and kept in
-//! `data`). Every host string is untrusted text (`bridge_core::text::untrusted`): invisible, BiDi and
+//! `data`). Every host string is untrusted text (`asp_wire::text::untrusted`): invisible, BiDi and
 //! control characters are stripped and it is capped, whichever field it lands in (`code`, `source`,
 //! `message`, each string of `data`). Only `https:` and `http:` links are relayed as
 //! `codeDescription.href`: an editor opens them on a click, and `command:`, `javascript:` or `file:`
 //! ones would run or read something there.
 
+use bridge_core::model::NotRunView;
 use std::borrow::Cow;
 use std::str::FromStr;
 
-use bridge_core::proto::{Decision, Finding, Open, Severity};
-use bridge_core::text::untrusted;
+use asp_wire::proto::{Decision, Finding, Open, Severity};
+use asp_wire::text::untrusted;
 use serde_json::{Map, Value, json};
 use tower_lsp_server::ls_types::{
     CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, Uri,
@@ -67,7 +68,7 @@ fn range(finding: &Finding, render: Render<'_>) -> Range {
     let Some(range) = location.range.as_ref().filter(|_| !location.is_workspace()) else {
         return Range::default();
     };
-    let at = |p: &bridge_core::proto::Position| {
+    let at = |p: &asp_wire::proto::Position| {
         Position::new(
             p.line,
             render
@@ -167,7 +168,7 @@ fn finding(finding: &Finding, decision: &Decision, render: Render<'_>) -> Diagno
 fn web_link(href: &str) -> Option<Uri> {
     let (scheme, _) = href.split_once(':')?;
     let web = scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http");
-    if !web || href.len() > HREF_MAX || href.chars().any(bridge_core::text::is_hidden) {
+    if !web || href.len() > HREF_MAX || href.chars().any(asp_wire::text::is_hidden) {
         return None;
     }
     Uri::from_str(href).ok()
@@ -324,7 +325,7 @@ pub(crate) fn incomplete_key(decision: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge_core::FailClass;
+    use rpc_peer::FailClass;
 
     fn fixture(name: &str) -> Decision {
         serde_json::from_value(test_support::fixture(name)).unwrap()
@@ -430,8 +431,8 @@ mod tests {
             .range
             .as_mut()
             .unwrap();
-        range.start = bridge_core::proto::Position { line: 0, char: 5 };
-        range.end = bridge_core::proto::Position { line: 0, char: 8 };
+        range.start = asp_wire::proto::Position { line: 0, char: 5 };
+        range.end = asp_wire::proto::Position { line: 0, char: 8 };
         let text = Text::new("😀漢字 key = 1\n".into());
         let d = &findings(&decision, render(&text, Encoding::Utf8))[0];
         assert_eq!(
@@ -506,7 +507,7 @@ mod tests {
         let notice = incomplete_notice(&checked(&decision)).unwrap();
         for message in [notice.message, incomplete_message(&decision)] {
             assert!(
-                !message.chars().any(bridge_core::text::is_hidden),
+                !message.chars().any(asp_wire::text::is_hidden),
                 "{message:?}"
             );
             assert!(message.contains("lattice: alpha-c heck ("), "{message}");
@@ -547,7 +548,7 @@ mod tests {
         match value {
             Value::String(text) => {
                 assert!(
-                    !text.chars().any(bridge_core::text::is_hidden),
+                    !text.chars().any(asp_wire::text::is_hidden),
                     "{at}: {text:?}"
                 );
                 let max = if at == "/message" {
@@ -608,7 +609,7 @@ mod tests {
         assert!(
             !incomplete_message(&decision)
                 .chars()
-                .any(bridge_core::text::is_hidden)
+                .any(asp_wire::text::is_hidden)
         );
     }
 

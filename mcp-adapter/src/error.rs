@@ -3,7 +3,7 @@
 //! A tool never turns one of these into a JSON-RPC error: `to_mcp` makes each a tool result with
 //! `isError: true` (see `to_mcp::failure`). Only [`Error::Session`] ends `serve`.
 
-use bridge_core::FailClass;
+use rpc_peer::FailClass;
 
 /// Every way a tool call (or the MCP session itself) can fail.
 #[derive(Debug, thiserror::Error)]
@@ -81,11 +81,11 @@ mod tests {
 
     #[test]
     fn each_error_names_its_fail_class() {
-        let timeout = Error::from(bridge_core::Error::Timeout {
-            role: bridge_core::Role::Host,
+        let timeout = Error::from(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role: rpc_peer::Role::Host,
             method: "host/status".into(),
             ms: 5,
-        });
+        }));
         assert_eq!(timeout.fail_class(), FailClass::Health);
         assert!(timeout.retryable());
         assert_eq!(Error::Input("bad".into()).fail_class(), FailClass::Input);

@@ -18,6 +18,7 @@
 //! client cancels it); a request reusing one of them is answered here with -32600 and its id, and
 //! never reaches rmcp.
 
+use rpc_peer::jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -33,10 +34,6 @@ use tokio::task::JoinHandle;
 /// Longest line accepted from the client, in bytes. Tool arguments are capped at 64 KiB; this
 /// leaves room for any other message a client sends.
 pub(crate) const MAX_LINE: usize = 4 * 1024 * 1024;
-
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const INVALID_PARAMS: i64 = -32602;
 
 /// Frames on their way to stdout, each a whole line; a few in flight at most.
 const QUEUED_FRAMES: usize = 64;
@@ -86,7 +83,7 @@ pub(crate) struct Inflight(Arc<Mutex<HashSet<String>>>);
 
 impl Inflight {
     fn lock(&self) -> MutexGuard<'_, HashSet<String>> {
-        bridge_core::lock(&self.0)
+        rpc_peer::lock(&self.0)
     }
 }
 

@@ -2,7 +2,7 @@
 //! the client's lines through the checker, and the conversions of host answers into the tools'
 //! structuredContent, budget included, without a host or a session. Not for other callers.
 
-use bridge_core::proto::{Comparison, Decision, Inspection, Status};
+use asp_wire::proto::{Comparison, Decision, Inspection, Status};
 use serde_json::Value;
 
 use crate::Error;

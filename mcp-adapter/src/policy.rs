@@ -60,7 +60,7 @@ pub(crate) async fn check(workspace: &Worktree) -> Result<McpPolicy, Error> {
         configured_mode: mcp
             .get("mode")
             .and_then(Value::as_str)
-            .map(|m| bridge_core::text::untrusted(m, 64).into_owned()),
+            .map(|m| asp_wire::text::untrusted(m, 64).into_owned()),
     })
 }
 
@@ -74,7 +74,7 @@ fn unreadable(why: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge_core::FailClass;
+    use rpc_peer::FailClass;
 
     fn workspace(policy: Option<&str>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

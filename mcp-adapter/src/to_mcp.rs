@@ -5,11 +5,11 @@
 //! [`id`] or [`text`], which strip invisible and BiDi control characters and cap the length. Legacy
 //! capability names (`sense`, `judge`, `act`) are shown canonically (`inspect`, `check`, `edit`).
 
-use bridge_core::FailClass;
+use asp_wire::proto;
 use bridge_core::model::{self, canonical_capability};
-use bridge_core::proto;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars::{self, JsonSchema};
+use rpc_peer::FailClass;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -39,12 +39,12 @@ const BLOBS_MAX: usize = 16;
 
 /// An identifier-like host string, made safe to show.
 pub(crate) fn id(value: &str) -> String {
-    bridge_core::text::untrusted(value, ID_MAX).into_owned()
+    asp_wire::text::untrusted(value, ID_MAX).into_owned()
 }
 
 /// A free-text host string, made safe to show.
 pub(crate) fn text(value: &str) -> String {
-    bridge_core::text::untrusted(value, TEXT_MAX).into_owned()
+    asp_wire::text::untrusted(value, TEXT_MAX).into_owned()
 }
 
 /// A list of host identifiers, each made safe, at most [`LIST_MAX`] of them.
@@ -269,7 +269,7 @@ pub(crate) struct Capability {
 
 /// The three families in protocol order, canonical names only.
 pub(crate) fn capability_families(
-    coverage: &bridge_core::proto::CapabilityCoverage,
+    coverage: &asp_wire::proto::CapabilityCoverage,
 ) -> Vec<Capability> {
     [
         ("inspect", coverage.inspect.as_ref()),
@@ -326,16 +326,18 @@ pub(crate) fn coverage(coverage: &proto::Coverage) -> Coverage {
 
 /// Checks that a host answer is one: every ASP answer carries a receipt, so a result without one (an
 /// empty object, an array, a bare value) is a `contract` error, never shown as a clean empty answer.
-pub(crate) fn answered(method: &str, receipt: &bridge_core::proto::Receipt) -> Result<(), Error> {
+pub(crate) fn answered(method: &str, receipt: &asp_wire::proto::Receipt) -> Result<(), Error> {
     if receipt.raw.is_object() && !receipt.receipt_id.is_empty() {
         return Ok(());
     }
-    Err(Error::Host(bridge_core::Error::Malformed {
-        role: bridge_core::Role::Host,
-        method: method.to_owned(),
-        detail: "the answer carries no receipt (an empty or non-object result is no answer)"
-            .to_owned(),
-    }))
+    Err(Error::Host(bridge_core::Error::Peer(
+        rpc_peer::Error::Malformed {
+            role: rpc_peer::Role::Host,
+            method: method.to_owned(),
+            detail: "the answer carries no receipt (an empty or non-object result is no answer)"
+                .to_owned(),
+        },
+    )))
 }
 
 /// A successful tool result: the payload as `structuredContent` and `text`, its JSON text (already
@@ -392,7 +394,7 @@ pub(crate) fn failure(tool: &str, error: &Error) -> CallToolResult {
 fn hint(class: FailClass, error: &Error) -> &'static str {
     match (class, error) {
         (_, Error::Cancelled) => "the call was cancelled; call again if the answer is still needed",
-        (_, Error::Host(bridge_core::Error::Spawn { .. })) => {
+        (_, Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Spawn { .. }))) => {
             "the ASP host could not be started (not installed, or not executable): calling again \
              will not help until it is installed or ASP_BRIDGE_HOST_COMMAND (--host-command) names \
              it; tell the user, and treat the code as unchecked"
@@ -432,7 +434,7 @@ pub(crate) fn progress_message(value: &Value) -> String {
     let message = value
         .get("message")
         .and_then(Value::as_str)
-        .map(|m| bridge_core::text::untrusted(m, 160).into_owned());
+        .map(|m| asp_wire::text::untrusted(m, 160).into_owned());
     match kind {
         "report" => {
             let percentage = value.get("percentage").and_then(Value::as_f64);
@@ -536,11 +538,11 @@ mod tests {
 
     #[test]
     fn failures_are_tool_results_naming_the_fail_class_and_cause() {
-        let error = Error::from(bridge_core::Error::Timeout {
-            role: bridge_core::Role::Host,
+        let error = Error::from(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role: rpc_peer::Role::Host,
             method: "host/status".into(),
             ms: 250,
-        });
+        }));
         let result = failure("asp_status", &error);
         assert_eq!(result.is_error, Some(true));
         let content = result.structured_content.unwrap();
@@ -561,11 +563,11 @@ mod tests {
 
     #[test]
     fn a_host_that_cannot_be_run_is_not_retryable_and_the_hint_says_so() {
-        let error = Error::from(bridge_core::Error::Spawn {
-            role: bridge_core::Role::Host,
+        let error = Error::from(bridge_core::Error::Peer(rpc_peer::Error::Spawn {
+            role: rpc_peer::Role::Host,
             program: "asp".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        });
+        }));
         let content = failure("asp_status", &error).structured_content.unwrap();
         assert_eq!(content["retryable"], false);
         let hint = content["hint"].as_str().unwrap();

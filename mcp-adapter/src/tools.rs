@@ -93,7 +93,7 @@ impl State {
     /// The client of the host the last call reached, if that host is still up and answering in
     /// time (else the supervisor decides what to do, after the policy is read).
     fn live(&self) -> Option<HostClient> {
-        let live = bridge_core::lock(&self.live);
+        let live = rpc_peer::lock(&self.live);
         live.as_ref()
             .filter(|c| !c.is_closed() && c.missed_deadlines_in_a_row() == 0)
             .cloned()
@@ -163,7 +163,7 @@ impl Caveats {
     /// result without a receipt is no answer (a `contract` error, see [`to_mcp::answered`]).
     pub(crate) fn of_answer(
         method: &str,
-        receipt: &bridge_core::proto::Receipt,
+        receipt: &asp_wire::proto::Receipt,
         not_run: &[bridge_core::model::NotRun],
     ) -> Result<Caveats, Error> {
         to_mcp::answered(method, receipt)?;
@@ -254,7 +254,7 @@ impl Call {
         }
         self.policy().await?;
         let client = self.state.host.client().await?;
-        *bridge_core::lock(&self.state.live) = Some(client.clone());
+        *rpc_peer::lock(&self.state.live) = Some(client.clone());
         Ok(client)
     }
 
@@ -279,7 +279,7 @@ impl Call {
     where
         F: Future<Output = bridge_core::Result<T>>,
     {
-        let (sender, mut receiver) = bridge_core::peer::progress_channel();
+        let (sender, mut receiver) = rpc_peer::peer::progress_channel();
         let options = CallOptions {
             timeout,
             progress: self.progress.is_some().then_some(sender),

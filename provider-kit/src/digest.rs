@@ -7,12 +7,12 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use sha2::{Digest as _, Sha256};
 
 /// The content id of bytes, `blob:sha256:<hex>`, as the host names blobs.
-pub use bridge_core::changeset::blob_id;
+pub use asp_wire::digest::blob_id;
 /// `sha256:<hex>` of `value` as canonical JSON (the changeset digest and the config digest), computed
 /// exactly as the host computes it.
-pub use bridge_core::digest::canonical_digest;
+pub use asp_wire::digest::canonical_digest;
 /// Lower-case hex of bytes.
-pub use bridge_core::digest::hex;
+pub use asp_wire::digest::hex;
 
 /// `sha256:<hex>` of `parts`, each ended by a NUL byte: a finding's fingerprint from what
 /// identifies it (its rule, path, key and repeat count, say), never from its position.
@@ -52,7 +52,7 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_depth() {
         let a = json!({"b": 1, "a": {"d": [3, {"z": 1, "y": "é"}], "c": null}});
-        let text = bridge_core::digest::canonical_json(&a);
+        let text = asp_wire::digest::canonical_json(&a);
         assert_eq!(text, r#"{"a":{"c":null,"d":[3,{"y":"é","z":1}]},"b":1}"#);
         let b = json!({"a": {"c": null, "d": [3, {"y": "é", "z": 1}]}, "b": 1});
         assert_eq!(canonical_digest(&a), canonical_digest(&b));

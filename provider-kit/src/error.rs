@@ -5,12 +5,12 @@
 pub enum Error {
     /// The connection to the host failed.
     #[error("connection to the host: {0}")]
-    Peer(#[from] bridge_core::Error),
+    Peer(#[from] rpc_peer::Error),
 }
 
 impl Error {
     /// The ASP failClass of the failure.
-    pub fn fail_class(&self) -> bridge_core::FailClass {
+    pub fn fail_class(&self) -> rpc_peer::FailClass {
         match self {
             Error::Peer(error) => error.fail_class(),
         }

@@ -13,7 +13,6 @@ mod error;
 mod evaluate;
 mod request;
 mod server;
-pub mod shared;
 pub mod text;
 pub mod wire;
 mod workspace;

@@ -7,9 +7,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::{
     self, Answer, BoxFuture, CallOptions, Handler, IncomingRequest, Peer, PeerConfig, error_object,
     method_not_found,
 };
@@ -102,7 +102,7 @@ impl<C: Checker> Provider<C> {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        bridge_core::lock(&self.state)
+        rpc_peer::lock(&self.state)
     }
 
     fn initialize(&self, request: &IncomingRequest) -> Result<Value, ErrorObject> {
@@ -110,7 +110,7 @@ impl<C: Checker> Provider<C> {
         let mut state = self.state();
         if state.phase != Phase::Spawned {
             return Err(error_object(
-                -32600,
+                rpc_peer::jsonrpc::INVALID_REQUEST,
                 "already initialized".into(),
                 FailClass::Contract,
                 false,
@@ -118,7 +118,7 @@ impl<C: Checker> Provider<C> {
         }
         if params.protocol_version.split('.').next() != PROTOCOL.split('.').next() {
             return Err(error_object(
-                -32014,
+                asp_wire::code::UNSUPPORTED_VERSION,
                 format!(
                     "unsupported protocol version {:?}: this provider speaks {PROTOCOL}",
                     params.protocol_version
@@ -158,13 +158,13 @@ impl<C: Checker> Provider<C> {
         let state = self.state();
         match state.phase {
             Phase::Spawned => Err(error_object(
-                -32002,
+                asp_wire::code::NOT_INITIALIZED,
                 "not initialized: send `initialize` first".into(),
                 FailClass::Contract,
                 false,
             )),
             Phase::ShuttingDown => Err(error_object(
-                -32010,
+                asp_wire::code::HEALTH_NOT_READY,
                 "shutting down".into(),
                 FailClass::Health,
                 false,
@@ -198,7 +198,7 @@ impl<C: Checker> Handler for Provider<C> {
                     Ok(parsed) => parsed,
                     Err(why) => {
                         return immediate(Err(error_object(
-                            -32602,
+                            rpc_peer::jsonrpc::INVALID_PARAMS,
                             format!("invalid check/evaluate params: {why}"),
                             FailClass::Input,
                             false,
@@ -250,7 +250,7 @@ fn raw(value: &Value) -> Result<Box<RawValue>, ErrorObject> {
 
 fn internal(error: &dyn std::fmt::Display) -> ErrorObject {
     error_object(
-        -32603,
+        rpc_peer::jsonrpc::INTERNAL_ERROR,
         format!("internal error: {error}"),
         FailClass::Health,
         false,

@@ -7,10 +7,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::peer::{CallOptions, ExitProbe, NoRequests, Peer, PeerConfig};
 use provider_kit::digest::fingerprint;
 use provider_kit::text::Text;
 use provider_kit::{About, Checked, Checker, Finding, Identity, Run, Severity, Side, Workspace};
+use rpc_peer::peer::{CallOptions, ExitProbe, NoRequests, Peer, PeerConfig};
 use serde_json::{Value, json};
 
 /// The test checker: `fixme/fixme` on every line of a side that holds `FIXME`.
@@ -111,7 +111,7 @@ async fn a_checker_on_the_kit_is_enrolled_by_the_host_and_its_finding_comes_back
     let host = tokio::spawn(core_host::serve(reader, writer, options));
     let (from_host, to_host) = tokio::io::split(outer);
     let probe: ExitProbe =
-        Box::new(|| Box::pin(async { (bridge_core::ExitStatus::Unknown, String::new()) }));
+        Box::new(|| Box::pin(async { (rpc_peer::ExitStatus::Unknown, String::new()) }));
     let peer = Peer::connect(
         tokio::io::BufReader::new(from_host),
         to_host,

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use bridge_core::proto::Decision;
+use asp_wire::proto::Decision;
 
 use crate::error::{Error, Result};
 use crate::options::Options;

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use bridge_core::proto::{Disposition, Finding, Severity};
+use asp_wire::proto::{Disposition, Finding, Severity};
 
 /// The limits an export respects (GitHub's by default).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub(crate) fn select(findings: &[Finding], limits: &Limits) -> Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bridge_core::proto::Open;
+    use asp_wire::proto::Open;
 
     fn finding(code: &str, severity: Severity, gating: bool) -> Finding {
         let mut f = Finding::default();

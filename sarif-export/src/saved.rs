@@ -6,9 +6,9 @@
 
 use std::io::Read;
 
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::proto;
-use bridge_core::proto::Decision;
+use asp_wire::proto;
+use asp_wire::proto::Decision;
+use rpc_peer::jsonrpc::ErrorObject;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -105,7 +105,7 @@ pub fn read_saved(bytes: &[u8]) -> Result<Decision> {
 fn host_error(error: Value) -> bridge_core::Error {
     match serde_json::from_value::<ErrorObject>(error) {
         Ok(error) => {
-            bridge_core::Error::refused(bridge_core::Role::Host, proto::EVALUATE_CHANGESET, error)
+            rpc_peer::Error::refused(rpc_peer::Role::Host, proto::EVALUATE_CHANGESET, error).into()
         }
         Err(_) => {
             bridge_core::Error::Input("the saved answer has a malformed `error` object".into())
@@ -115,10 +115,10 @@ fn host_error(error: Value) -> bridge_core::Error {
 
 #[cfg(test)]
 mod tests {
-    use bridge_core::FailClass;
+    use rpc_peer::FailClass;
 
     use super::*;
-    use bridge_core::proto::DecisionKind;
+    use asp_wire::proto::DecisionKind;
 
     fn input_error(text: &str) -> String {
         match read_saved(text.as_bytes()) {

@@ -18,7 +18,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bridge_core::proto::{Decision, Finding};
+use asp_wire::proto::{Decision, Finding};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     ArtifactLocation, Conversion, PropertyBag, Result as SarifResult, Run, RunAutomationDetails,

@@ -8,7 +8,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 /// Untrusted host text without hidden or BiDi characters, capped at `max` characters; `fallback` when
 /// nothing is left.
 pub(crate) fn clean(text: &str, max: usize, fallback: &str) -> String {
-    let text = bridge_core::text::untrusted(text.trim(), max);
+    let text = asp_wire::text::untrusted(text.trim(), max);
     if text.trim().is_empty() {
         fallback.to_owned()
     } else {

@@ -60,7 +60,7 @@ pub(crate) const KILL_LOGGED: [&str; 2] = [
     "host still running after shutdown; sending SIGTERM",
     "host ignored SIGTERM; sending SIGKILL",
 ];
-/// What the bridge logs (with `bridge_core::peer=debug`) when a late reply arrives.
+/// What the bridge logs (with `rpc_peer::peer=debug`) when a late reply arrives.
 pub(crate) const LATE_LOGGED: &str = "dropped a late reply to a forgotten request";
 
 /// The faults, one row each.

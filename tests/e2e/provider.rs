@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use bridge_core::child::program::BUILD_FINGERPRINT_ENV;
-use bridge_core::peer::{
+use rpc_peer::child::program::BUILD_FINGERPRINT_ENV;
+use rpc_peer::peer::{
     Answer, CallOptions, ExitProbe, Handler, IncomingRequest, Peer, PeerConfig, method_not_found,
 };
-use bridge_core::{Error, ExitStatus, FailClass};
+use rpc_peer::{Error, ExitStatus, FailClass};
 use serde_json::{Value, json};
 use tokio::io::BufReader;
 use tokio::process::{Child, Command};

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bridge_core::FailClass;
-use bridge_core::jsonrpc::ErrorObject;
-use bridge_core::peer::{
+use clap::{Parser, ValueEnum};
+use rpc_peer::FailClass;
+use rpc_peer::jsonrpc::ErrorObject;
+use rpc_peer::peer::{
     self, Answer, CallOptions, Handler, IncomingRequest, PeerConfig, error_object, method_not_found,
 };
-use clap::{Parser, ValueEnum};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 

@@ -280,7 +280,7 @@ async fn a_branch_that_commits_a_policy_change_cannot_authorize_itself() {
     repo.commit();
     let (_config, host) = Host::with_well_provider(repo.path());
     let mut request =
-        bridge_core::worktree::Evaluate::at(bridge_core::proto::AdvisoryCallSite::Interactive);
+        bridge_core::worktree::Evaluate::at(asp_wire::proto::AdvisoryCallSite::Interactive);
     request.base = bridge_core::worktree::Base::Rev("base".into());
     let plan = bridge_core::Worktree::new(repo.path())
         .plan(&request)
@@ -302,8 +302,7 @@ async fn a_branch_that_commits_a_policy_change_cannot_authorize_itself() {
 #[tokio::test]
 async fn a_sweep_that_lists_the_committed_policy_as_it_is_does_not_touch_it() {
     let (repo, _config, host) = under_policy(&fake_pinned(&["advisory"]), "first\n");
-    let mut request =
-        bridge_core::worktree::Evaluate::at(bridge_core::proto::AdvisoryCallSite::Sweep);
+    let mut request = bridge_core::worktree::Evaluate::at(asp_wire::proto::AdvisoryCallSite::Sweep);
     request.scope = bridge_core::worktree::Scope::AllFiles;
     let plan = bridge_core::Worktree::new(repo.path())
         .plan(&request)

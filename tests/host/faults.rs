@@ -136,7 +136,7 @@ async fn a_cancelled_evaluation_cancels_the_provider_request() {
     let host = Host::start(repo.path(), &config);
     let changeset = host.changeset().await;
     let params = json!({"callSite": "interactive", "changeset": changeset});
-    let options = bridge_core::peer::CallOptions {
+    let options = rpc_peer::peer::CallOptions {
         timeout: Some(std::time::Duration::from_millis(800)),
         progress: None,
     };

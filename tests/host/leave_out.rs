@@ -90,7 +90,7 @@ async fn an_excluded_conflict_file_never_reaches_a_provider_and_the_decision_say
     assert!(
         said[0]
             .1
-            .starts_with(bridge_core::model::LEFT_OUT_BY_CONFIGURATION)
+            .starts_with(asp_wire::reason::LEFT_OUT_BY_CONFIGURATION)
             && said[0].1.contains(
                 "excluded by host.toml `exclude` (`tests/fixtures/**`), not sent to hygiene, fake"
             ),

@@ -91,7 +91,7 @@ async fn edit_and_apply_are_refused_and_inspect_is_unsupported() {
     let host = Host::start(repo.path(), &config);
     for method in ["host/requestEditPlan", "host/applyProposal"] {
         let (class, message) = host.call(method, json!({})).await.unwrap_err();
-        assert_eq!(class, bridge_core::FailClass::Policy, "{message}");
+        assert_eq!(class, rpc_peer::FailClass::Policy, "{message}");
     }
     let inspect = host
         .call(

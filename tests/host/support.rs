@@ -6,8 +6,8 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::peer::{CallOptions, ExitProbe, NoRequests, Peer, PeerConfig};
-use bridge_core::{ExitStatus, FailClass};
+use rpc_peer::peer::{CallOptions, ExitProbe, NoRequests, Peer, PeerConfig};
+use rpc_peer::{ExitStatus, FailClass};
 use serde_json::{Value, json};
 use tokio::io::BufReader;
 

@@ -5,8 +5,8 @@
 use std::io::Read as _;
 
 use anyhow::Context as _;
-use bridge_core::child::program::{BUILD_FINGERPRINT_ENV, is_sha256_digest};
 use hygiene_provider::Identity;
+use rpc_peer::child::program::{BUILD_FINGERPRINT_ENV, is_sha256_digest};
 use sha2::{Digest as _, Sha256};
 
 use crate::flags::{ProviderArgs, ProviderKind};

@@ -16,16 +16,19 @@
 //! Once the log is written, one line on stderr says how many results went where, the host's decision
 //! and what did not run. A reader that closes stdout early (`| head`) ends the command quietly with 0.
 
+use bridge_core::model::NotRunView;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
+use asp_wire::proto::{AdvisoryCallSite, Comparison, Decision};
+use asp_wire::reason::LEFT_OUT_BY_CONFIGURATION;
 use bridge_core::changeset::{MergeBase, Skipped};
-use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, NotRun};
-use bridge_core::proto::{AdvisoryCallSite, Comparison, Decision};
+use bridge_core::model::NotRun;
 use bridge_core::worktree::Evaluate;
-use bridge_core::{CallOptions, FailClass, HostProcess, Worktree};
+use bridge_core::{CallOptions, HostProcess, Worktree};
+use rpc_peer::FailClass;
 use sarif_export::{HostIdentity, Options};
 
 use crate::flags::{ComparisonArg, SarifArgs, SweepArgs};
@@ -171,7 +174,7 @@ fn success_line(
         }
         line.push(')');
     }
-    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+    asp_wire::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// A saved host answer, converted with the workspace given by `--repo` (if any).
@@ -237,14 +240,22 @@ async fn live(
     let evaluation = match outcome {
         Ok(evaluation) => evaluation,
         // The answer was too large to read: the cap applied, not the host's health.
-        Err(bridge_core::Error::Timeout { method, .. }) if skipped => anyhow::bail!(
-            "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
+        Err(bridge_core::Error::Peer(rpc_peer::Error::Timeout { method, .. })) if skipped => {
+            anyhow::bail!(
+                "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
              it was skipped; --batch-files N sends fewer files per request",
-            SWEEP_MAX_FRAME / (1024 * 1024)
-        ),
+                SWEEP_MAX_FRAME / (1024 * 1024)
+            )
+        }
         Err(error) => {
             let about_the_option = error.fail_class() == FailClass::Input
-                || matches!(error, bridge_core::Error::Refused { code: -32011, .. });
+                || matches!(
+                    error,
+                    bridge_core::Error::Peer(rpc_peer::Error::Refused {
+                        code: asp_wire::code::STALE_BASELINE,
+                        ..
+                    })
+                );
             return Err(match args.sweep.option() {
                 Some(option) if about_the_option => anyhow::Error::new(error).context(option),
                 _ => error.into(),
@@ -307,7 +318,7 @@ fn empty_line(
                           base), or --all-files for every tracked file"
             .to_owned(),
     };
-    bridge_core::text::one_line(&line, LINE_MAX).into_owned()
+    asp_wire::text::one_line(&line, LINE_MAX).into_owned()
 }
 
 /// Where the log goes: a file (written whole, once the log is complete) or stdout.

@@ -2,12 +2,13 @@
 //! `sarif` given the same `--base`/`--all-files` would evaluate (the changeset is built, the host is
 //! not asked to evaluate it).
 
+use bridge_core::model::NotRunView;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use asp_wire::proto::{AdvisoryCallSite, Status};
+use asp_wire::text::one_line;
 use bridge_core::model::{NotRun, canonical_capability};
-use bridge_core::proto::{AdvisoryCallSite, Status};
-use bridge_core::text::one_line;
 use bridge_core::worktree::{Evaluate, Plan, Scope};
 use bridge_core::{HostProcess, Reply, Worktree};
 use serde_json::json;
@@ -239,8 +240,8 @@ mod tests {
     #[test]
     fn a_degraded_host_says_degraded_with_reasons() {
         let mut s = status("outer/status.response.json");
-        s.host.state = bridge_core::proto::Open::Known(bridge_core::proto::HostState::Degraded);
-        s.receipt.failures.push(bridge_core::proto::Degradation {
+        s.host.state = asp_wire::proto::Open::Known(asp_wire::proto::HostState::Degraded);
+        s.receipt.failures.push(asp_wire::proto::Degradation {
             source: "lattice".into(),
             reason: "crashed".into(),
             detail: "exit 9\u{1b}[2J".into(),

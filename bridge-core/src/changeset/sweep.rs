@@ -166,7 +166,7 @@ pub(crate) async fn build_all(root: &Path, cache: &Cache, baseline: &Value) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::ChangeKind;
+    use asp_wire::proto::ChangeKind;
     use serde_json::json;
     use test_support::git::{Repo, rev_parse};
 
@@ -191,7 +191,7 @@ mod tests {
             &"x".repeat(300),
         ] {
             let err = check_rev(rev).unwrap_err();
-            assert_eq!(err.fail_class(), crate::FailClass::Input, "{rev:?}");
+            assert_eq!(err.fail_class(), rpc_peer::FailClass::Input, "{rev:?}");
         }
         for rev in ["main", "origin/main", "HEAD~2", "v1.0^{commit}", "abc123"] {
             check_rev(rev).unwrap();
@@ -226,7 +226,7 @@ mod tests {
         let tree = rev_parse(repo.path(), "HEAD^{tree}");
         for rev in ["no-such-branch", tree.as_str(), "HEAD:a.txt"] {
             let err = block_on(merge_base(repo.path(), &Cache::default(), rev)).unwrap_err();
-            assert_eq!(err.fail_class(), crate::FailClass::Input, "{rev}: {err}");
+            assert_eq!(err.fail_class(), rpc_peer::FailClass::Input, "{rev}: {err}");
             assert!(err.to_string().contains("names no commit"), "{err}");
         }
     }

@@ -128,7 +128,7 @@ fn paths_are_literal_not_globs() {
 fn outside_a_repository_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
     let err = changes(dir.path(), &json!({"rev": "x"}), None).unwrap_err();
-    assert_eq!(err.fail_class(), crate::FailClass::Input);
+    assert_eq!(err.fail_class(), rpc_peer::FailClass::Input);
 }
 
 #[cfg(unix)]

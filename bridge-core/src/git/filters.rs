@@ -175,14 +175,13 @@ impl FilterCache {
             .await
             .ok()
             .flatten();
-        if let (Some(stamp), Some((kept, filters))) =
-            (&stamp, crate::sync::lock(&self.last).as_ref())
+        if let (Some(stamp), Some((kept, filters))) = (&stamp, rpc_peer::lock(&self.last).as_ref())
             && stamp == kept
         {
             return Ok(filters.clone());
         }
         let (filters, includes) = lookup(git, &self.allowed).await?;
-        *crate::sync::lock(&self.last) = match stamp {
+        *rpc_peer::lock(&self.last) = match stamp {
             Some(stamp) if !includes => Some((stamp, filters.clone())),
             _ => None,
         };

@@ -34,7 +34,7 @@ impl Output {
                 let stderr = String::from_utf8_lossy(&self.stderr);
                 Err(Error::Git(format!(
                     "git {what} failed: {}",
-                    crate::text::untrusted(stderr.trim(), 400)
+                    asp_wire::text::untrusted(stderr.trim(), 400)
                 )))
             }
         }
@@ -136,7 +136,7 @@ pub(super) fn capped_blocking(
                 let left = deadline.saturating_duration_since(Instant::now());
                 match stopped.recv_timeout(left) {
                     Err(mpsc::RecvTimeoutError::Timeout) => {
-                        let exited = crate::sync::lock(&exited);
+                        let exited = rpc_peer::lock(&exited);
                         if !*exited {
                             kill(pid);
                         }
@@ -169,7 +169,7 @@ pub(super) fn capped_blocking(
         let _ = child.kill();
     }
     let waited = wait_no_reap(pid);
-    *crate::sync::lock(&exited) = true;
+    *rpc_peer::lock(&exited) = true;
     let _ = stop.send(());
     let late = watchdog.join().unwrap_or(false);
     let status = child.wait();

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{CallOptions, ClientConfig, HostClient, Reply};
-use crate::child::{ChildPeer, ChildSpec};
-use crate::error::{Error, ExitStatus, Result};
-use crate::peer::NoRequests;
-use crate::proto;
+use crate::error::{Error, Result};
+use asp_wire::proto;
+use rpc_peer::ExitStatus;
+use rpc_peer::child::{ChildPeer, ChildSpec};
+use rpc_peer::peer::NoRequests;
 
 /// The command line used when none is given: the reference host.
 pub const DEFAULT_HOST_COMMAND: &str = "asp host serve --repo {repo}";
@@ -193,7 +194,7 @@ mod tests {
             "asp-outer/1.0 ",
         ] {
             let err = check_outer_protocol(bad).unwrap_err();
-            assert_eq!(err.fail_class(), crate::FailClass::Contract, "{bad}");
+            assert_eq!(err.fail_class(), rpc_peer::FailClass::Contract, "{bad}");
         }
     }
 }

@@ -22,10 +22,11 @@ use tokio::task::JoinHandle;
 
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
-use crate::error::{Error, ExitStatus, FailClass, Result};
-use crate::peer::{BoxFuture, Peer};
-use crate::proto;
-use crate::sync::lock;
+use crate::error::{Error, Result};
+use asp_wire::proto;
+use rpc_peer::lock;
+use rpc_peer::peer::{BoxFuture, Peer};
+use rpc_peer::{ExitStatus, FailClass};
 
 /// When and how often a crashed host is restarted.
 #[derive(Clone, Debug)]
@@ -353,7 +354,7 @@ impl<L: Launch> Inner<L> {
         let missed = peer.missed_deadlines_in_a_row();
         let hung = (missed >= self.policy.max_missed_deadlines)
             .then(|| Error::Unavailable(format!("missed {missed} deadlines in a row")));
-        let Some(why) = peer.closed_reason().or(hung) else {
+        let Some(why) = peer.closed_reason().map(Error::from).or(hung) else {
             return Some(L::client(process));
         };
         let failures = if since.elapsed() >= self.policy.stable_after {
@@ -423,7 +424,7 @@ impl<L: Launch> Inner<L> {
             }
             // A program that cannot be run is not a crash: no growing delay, no count towards giving
             // up; the next call tries again at once (someone may have installed it meanwhile).
-            Err(error @ Error::Spawn { .. }) => {
+            Err(error @ Error::Peer(rpc_peer::Error::Spawn { .. })) => {
                 *phase = Phase::Idle;
                 Err(error)
             }

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
 use super::*;
-use crate::error::{ExitStatus, FailClass};
-use crate::peer::progress_channel;
+use rpc_peer::peer::progress_channel;
+use rpc_peer::{ExitStatus, FailClass};
 
 /// The host's side of an in-memory connection: reads what the bridge sent, writes raw lines back.
 struct Peer {
@@ -96,7 +96,10 @@ async fn a_deadline_cancels_the_request_and_its_late_reply_is_counted() {
     let call = client.status();
     let request = host.recv().await;
     let err = call.await.unwrap_err();
-    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Peer(rpc_peer::Error::Timeout { .. })),
+        "{err}"
+    );
     assert_eq!(err.fail_class(), FailClass::Health);
     let cancel = host.recv().await;
     assert_eq!(cancel["method"], "$/cancelRequest");
@@ -210,7 +213,7 @@ async fn when_the_host_stdout_ends_every_pending_request_fails_at_once() {
     client.closed().await;
     let later = client.status().await.unwrap_err();
     assert!(
-        matches!(later, Error::HostExited { .. }),
+        matches!(later, Error::Peer(rpc_peer::Error::Exited { .. })),
         "a call after the end fails at once"
     );
     assert!(client.closed_reason().is_some());

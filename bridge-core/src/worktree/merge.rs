@@ -13,7 +13,7 @@
 
 use serde_json::{Value, json};
 
-use crate::proto::{Decision, DecisionKind, Degradation, Open, Receipt};
+use asp_wire::proto::{Decision, DecisionKind, Degradation, Open, Receipt};
 
 /// Severity order of decisions: a batch that denies makes the sweep deny.
 fn rank(decision: &Open<DecisionKind>) -> u8 {
@@ -145,6 +145,7 @@ fn empty() -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{DecisionView, NotRunView};
 
     fn decision(kind: &str, finding: &str, ran: &[&str], degraded: &[&str]) -> Decision {
         let degraded: Vec<Value> = degraded

@@ -22,7 +22,7 @@ const FILES: [(&str, &str); 4] = [
 ];
 
 fn blob_id(text: &str) -> String {
-    bridge_core::changeset::blob_id(text.as_bytes())
+    asp_wire::digest::blob_id(text.as_bytes())
 }
 
 /// The callbacks of a provider whose scope is open on the repository's baseline, with opcore's

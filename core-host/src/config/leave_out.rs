@@ -115,7 +115,7 @@ impl RawLeaveOut {
                         format!("{prefix}disable"),
                         format!(
                             "`{}` is not a rule id: each must be a namespaced rule id such as \"hygiene/trailing-whitespace\"",
-                            bridge_core::text::one_line(rule, 80)
+                            asp_wire::text::one_line(rule, 80)
                         ),
                     ));
                 }
@@ -131,7 +131,7 @@ impl RawLeaveOut {
                     format!("{prefix}min-severity"),
                     format!(
                         "unknown severity `{}`: expected \"error\", \"warning\" or \"info\" (the ASP severities)",
-                        bridge_core::text::one_line(floor.get_ref(), 80)
+                        asp_wire::text::one_line(floor.get_ref(), 80)
                     ),
                 )
             })?);

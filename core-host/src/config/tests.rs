@@ -122,7 +122,7 @@ fn the_message_names_the_file() {
         text.starts_with("/home/u/.config/asp-bridge/host.toml:2: enabled: "),
         "{text}"
     );
-    assert_eq!(err.fail_class(), bridge_core::FailClass::Input);
+    assert_eq!(err.fail_class(), rpc_peer::FailClass::Input);
 }
 
 #[test]
@@ -260,7 +260,7 @@ fn an_invalid_exclusion_glob_rule_or_severity_is_an_input_error_naming_the_key()
     assert_eq!((line, key.as_str()), (1, "disable"), "{message}");
     assert!(message.contains("namespaced rule id"), "{message}");
     let err = parse("min-severity = \"fatal\"\n").unwrap_err();
-    assert_eq!(err.fail_class(), bridge_core::FailClass::Input);
+    assert_eq!(err.fail_class(), rpc_peer::FailClass::Input);
     assert!(
         err.to_string()
             .contains(":1: min-severity: unknown severity `fatal`"),

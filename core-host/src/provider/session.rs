@@ -1,13 +1,13 @@
 //! One running provider process: its start (spawn, `initialize`, `initialized`), its calls and its
-//! shutdown. Process handling is bridge-core's (`bridge_core::child`).
+//! shutdown. Process handling is rpc-peer's (`rpc_peer::child`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use bridge_core::FailClass;
-use bridge_core::child::{self, ChildPeer, ChildSpec};
-use bridge_core::peer::{CallOptions, Peer, PeerConfig};
+use rpc_peer::FailClass;
+use rpc_peer::child::{self, ChildPeer, ChildSpec};
+use rpc_peer::peer::{CallOptions, Peer, PeerConfig};
 use serde_json::{Value, json};
 
 use super::{Failure, Identity, from_asp01};
@@ -83,7 +83,7 @@ impl Session {
         let config = PeerConfig {
             request_timeout: spec.timeout,
             max_frame: MAX_PROVIDER_FRAME,
-            role: bridge_core::Role::Provider,
+            role: rpc_peer::Role::Provider,
             ..PeerConfig::default()
         };
         let mut child_spec = ChildSpec::new(program, spec.command[1..].to_vec(), cwd.to_path_buf());
@@ -163,12 +163,14 @@ impl Session {
             .await
         {
             Ok(raw) => serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null),
-            Err(bridge_core::Error::Refused {
+            Err(rpc_peer::Error::Refused {
                 code,
                 message,
                 fail_class,
                 ..
-            }) if fail_class == FailClass::Contract || code == -32014 => {
+            }) if fail_class == FailClass::Contract
+                || code == asp_wire::code::UNSUPPORTED_VERSION =>
+            {
                 return Err(StartFailure {
                     failure: Failure::new(
                         "skewed",
@@ -176,7 +178,7 @@ impl Session {
                         format!(
                             "the provider refused protocol {} (code {code}): {}",
                             spec.protocol.as_str(),
-                            bridge_core::text::untrusted(&message, 300)
+                            asp_wire::text::untrusted(&message, 300)
                         ),
                     ),
                     permanent: true,
@@ -344,15 +346,15 @@ fn options(deadline: Duration) -> CallOptions {
 }
 
 /// The coverage failure of a failed call.
-fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
-    use bridge_core::Error as E;
+fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
+    use rpc_peer::Error as E;
     match error {
         E::Timeout { ms, .. } => Failure::new(
             "timed-out",
             "timed-out",
             format!("the provider did not answer {method} within {ms} ms"),
         ),
-        E::HostExited {
+        E::Exited {
             status,
             stderr_tail,
             ..
@@ -366,7 +368,7 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
                 } else {
                     format!(
                         "; stderr: {}",
-                        bridge_core::text::untrusted(stderr_tail.trim(), 500)
+                        asp_wire::text::untrusted(stderr_tail.trim(), 500)
                     )
                 }
             ),
@@ -376,14 +378,18 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
             message,
             fail_class,
             ..
-        } if *code == -32016 || *code == -32800 => Failure::new(
-            "cancelled",
-            "cancelled",
-            format!(
-                "the provider cancelled {method} ({fail_class}): {}",
-                bridge_core::text::untrusted(message, 300)
-            ),
-        ),
+        } if *code == asp_wire::code::CANCELLED
+            || *code == rpc_peer::jsonrpc::REQUEST_CANCELLED =>
+        {
+            Failure::new(
+                "cancelled",
+                "cancelled",
+                format!(
+                    "the provider cancelled {method} ({fail_class}): {}",
+                    asp_wire::text::untrusted(message, 300)
+                ),
+            )
+        }
         E::Refused {
             code,
             message,
@@ -395,17 +401,17 @@ fn call_failure(error: &bridge_core::Error, method: &str) -> Failure {
             "active",
             format!(
                 "the provider answered {method} with an error ({fail_class}, code {code}): {}{}",
-                bridge_core::text::untrusted(message, 300),
+                asp_wire::text::untrusted(message, 300),
                 detail.as_deref().map_or(String::new(), |detail| format!(
                     " ({})",
-                    bridge_core::text::untrusted(detail, 300)
+                    asp_wire::text::untrusted(detail, 300)
                 )),
             ),
         ),
         E::Malformed { detail, .. } => Failure::new(
             "malformed",
             "malformed",
-            bridge_core::text::untrusted(detail, 300).into_owned(),
+            asp_wire::text::untrusted(detail, 300).into_owned(),
         ),
         other => Failure::new("unavailable", "unavailable", other.to_string()),
     }

@@ -131,7 +131,7 @@ impl<T> Hop<T> {
 /// reads that wait).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> io::Result<MutexGuard<'_, T>> {
     if !active() {
-        return Ok(bridge_core::lock(mutex));
+        return Ok(rpc_peer::lock(mutex));
     }
     match mutex.try_lock() {
         Ok(guard) => Ok(guard),

@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use bridge_core::host::Launch;
 use bridge_core::source::BoxFuture;
-use bridge_core::{
-    ClientConfig, ExitStatus, HostClient, HostSource, Peer, RestartPolicy, Supervisor,
-};
+use bridge_core::{ClientConfig, HostClient, HostSource, RestartPolicy, Supervisor};
 use lsp_adapter::HostFactory;
+use rpc_peer::{ExitStatus, Peer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot, watch};

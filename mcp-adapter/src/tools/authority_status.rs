@@ -1,6 +1,7 @@
 //! `asp_authority_status`: `host/authority/status`: policy activation and, per provider, enrollment,
 //! lifecycle and the authority evidence the host holds for it.
 
+use bridge_core::model::NotRunView;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
@@ -41,7 +42,7 @@ provider. Read-only and advisory: the result satisfies no gate.";
         let answer = client.authority_status().await?.value;
         Ok(Output {
             caveats: Caveats::of_answer(
-                bridge_core::proto::AUTHORITY_STATUS,
+                asp_wire::proto::AUTHORITY_STATUS,
                 &answer.receipt,
                 &answer.not_run(),
             )?,

@@ -1,6 +1,7 @@
 //! `asp_capabilities`: `host/capabilities`, the composed inspect/check/edit surface: which families
 //! are available from which providers, the providers themselves, and coverage.
 
+use bridge_core::model::NotRunView;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::Value;
@@ -55,7 +56,7 @@ advisory: the result satisfies no gate.";
         let answer = client.capabilities().await?.value;
         Ok(Output {
             caveats: Caveats::of_answer(
-                bridge_core::proto::CAPABILITIES,
+                asp_wire::proto::CAPABILITIES,
                 &answer.receipt,
                 &answer.not_run(),
             )?,

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
+use asp_wire::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::changeset::check_rev;
-use bridge_core::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::worktree::{Base, Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -412,7 +412,7 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
 mod tests {
     use std::path::Path;
 
-    use bridge_core::proto::{self, Severity};
+    use asp_wire::proto::{self, Severity};
 
     use super::*;
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use bridge_core::proto::Inspection;
+use asp_wire::proto::Inspection;
 use rmcp::model::JsonObject;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -126,7 +126,7 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
             .await
             .map_err(|error| client_deadline(error, timeout_ms))?
             .value;
-        to_mcp::answered(bridge_core::proto::QUERY_INSPECT, &inspection.receipt)?;
+        to_mcp::answered(asp_wire::proto::QUERY_INSPECT, &inspection.receipt)?;
         let outside = flag_outside_paths(&call.state.repo, &mut inspection.data);
         let mut out = output(&inspection, call.state.budget);
         out.outside_paths = outside;
@@ -137,13 +137,16 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
 /// A missed deadline named with the client's `timeoutMs` rather than the bridge's longer wait.
 fn client_deadline(error: Error, timeout_ms: Option<u32>) -> Error {
     match (error, timeout_ms) {
-        (Error::Host(bridge_core::Error::Timeout { role, method, .. }), Some(ms)) => {
-            Error::Host(bridge_core::Error::Timeout {
-                role,
-                method,
-                ms: u64::from(ms),
-            })
-        }
+        (
+            Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+                role, method, ..
+            })),
+            Some(ms),
+        ) => Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role,
+            method,
+            ms: u64::from(ms),
+        })),
         (error, _) => error,
     }
 }
@@ -197,8 +200,8 @@ fn object(value: Value) -> JsonObject {
     }
 }
 
-fn dedup(list: Vec<bridge_core::proto::Degradation>) -> Vec<bridge_core::proto::Degradation> {
-    let mut out: Vec<bridge_core::proto::Degradation> = Vec::new();
+fn dedup(list: Vec<asp_wire::proto::Degradation>) -> Vec<asp_wire::proto::Degradation> {
+    let mut out: Vec<asp_wire::proto::Degradation> = Vec::new();
     for d in list {
         if !out
             .iter()
@@ -372,11 +375,11 @@ mod tests {
 
     #[test]
     fn a_missed_deadline_names_the_clients_timeout() {
-        let late = Error::Host(bridge_core::Error::Timeout {
-            role: bridge_core::Role::Host,
+        let late = Error::Host(bridge_core::Error::Peer(rpc_peer::Error::Timeout {
+            role: rpc_peer::Role::Host,
             method: "host/queryInspect".into(),
             ms: 3000,
-        });
+        }));
         let shown = client_deadline(late, Some(1000)).to_string();
         assert!(shown.contains("within 1000 ms"), "{shown}");
     }
@@ -392,7 +395,7 @@ mod tests {
         ] {
             let mut request = request;
             let err = confine_paths(&root, &mut request, None).unwrap_err();
-            assert_eq!(err.fail_class(), bridge_core::FailClass::Input, "{request}");
+            assert_eq!(err.fail_class(), rpc_peer::FailClass::Input, "{request}");
         }
     }
 

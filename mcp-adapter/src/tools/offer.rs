@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use asp_wire::proto;
 use bridge_core::HostClient;
 use bridge_core::model::canonical_capability;
-use bridge_core::proto;
 use rmcp::RoleServer;
 use rmcp::service::Peer;
 
@@ -54,7 +54,7 @@ impl State {
     pub(crate) async fn lists_inspect(&self, peer: &Peer<RoleServer>) -> bool {
         let starts = *self.host.starts().borrow();
         let known = {
-            let offer = bridge_core::lock(&self.offer);
+            let offer = rpc_peer::lock(&self.offer);
             offer.offered.filter(|_| offer.starts == starts)
         };
         let offered = match known {
@@ -63,7 +63,7 @@ impl State {
         };
         let listed = offered.unwrap_or(true);
         let changed = {
-            let mut offer = bridge_core::lock(&self.offer);
+            let mut offer = rpc_peer::lock(&self.offer);
             if offered.is_some() {
                 offer.starts = *self.host.starts().borrow();
                 offer.offered = offered;
@@ -86,7 +86,7 @@ impl State {
         let starts = *self.host.starts().borrow();
         let learned = self.learn(false).await;
         let offered = {
-            let mut offer = bridge_core::lock(&self.offer);
+            let mut offer = rpc_peer::lock(&self.offer);
             offer.checking = false;
             let (Some(offered), Some(listed)) = (learned, offer.listed) else {
                 return;
@@ -110,7 +110,7 @@ impl State {
             let client: HostClient = if start {
                 policy::check(&self.worktree).await.ok()?;
                 let client = self.host.client().await.ok()?;
-                *bridge_core::lock(&self.live) = Some(client.clone());
+                *rpc_peer::lock(&self.live) = Some(client.clone());
                 client
             } else {
                 self.live()?
@@ -129,7 +129,7 @@ impl State {
     /// re-check under way when it is.
     pub(crate) fn offer_to_recheck(&self) -> bool {
         let starts = *self.host.starts().borrow();
-        let mut offer = bridge_core::lock(&self.offer);
+        let mut offer = rpc_peer::lock(&self.offer);
         let stale = offer.listed.is_some()
             && !(offer.starts == starts && offer.offered.is_some())
             && !offer.checking;

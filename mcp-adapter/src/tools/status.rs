@@ -1,7 +1,8 @@
 //! `asp_status`: `host/status` summarised for an agent: host state, policy, providers, each call
 //! site with what it requires, the capability families, degraded coverage with reasons, receipt id.
 
-use bridge_core::proto;
+use asp_wire::proto;
+use bridge_core::model::NotRunView;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 

@@ -3,8 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bridge_core::hygiene;
-use bridge_core::proto::{AuthorityEvidence, Decision, Finding};
+use asp_wire::proto::{AuthorityEvidence, Decision, Finding};
+use hygiene_rules as hygiene;
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     MultiformatMessageString, PropertyBag, ReportingConfiguration, ReportingDescriptor,

@@ -2,7 +2,8 @@
 //! results of an unsuccessful run) with one notification per thing that did not run or was left out,
 //! and the run `properties` that carry the decision, labelled advisory.
 
-use bridge_core::proto::{Decision, Degradation};
+use asp_wire::proto::{Decision, Degradation};
+use bridge_core::model::DecisionView;
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     Invocation, Message, Notification, PropertyBag, ReportingDescriptorReference,
@@ -78,7 +79,7 @@ fn degraded_note(d: &Degradation) -> Notification {
     let detail = clean(&d.detail, DETAIL_MAX, "");
     // Required coverage that ran and found a blocking problem is listed in `coverage.degraded`
     // (the Core profile's machine-readable deny), but nothing was left unchecked.
-    let blocked = d.reason == bridge_core::model::BLOCKING_DIAGNOSTIC;
+    let blocked = d.reason == asp_wire::reason::BLOCKING_DIAGNOSTIC;
     // What the user's own configuration left out (disabled rules, a severity floor) is said once,
     // as a note: the user chose it.
     let chosen = bridge_core::model::NotRun::from(d).is_left_out();

@@ -1,6 +1,6 @@
 //! A finding's SARIF level, which its result carries and its rule's default configuration names.
 
-use bridge_core::proto::{Finding, Severity};
+use asp_wire::proto::{Finding, Severity};
 use serde_sarif::sarif::ResultLevel;
 
 /// error → `error`, warning → `warning`, info → `note`; a severity ASP does not define → `warning`.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bridge_core::proto::{Finding, Range};
+use asp_wire::proto::{Finding, Range};
 use serde_json::{Value, json};
 use serde_sarif::sarif::{
     ArtifactLocation, Location, Message, PhysicalLocation, Region, Result as SarifResult,

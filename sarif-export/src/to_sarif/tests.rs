@@ -2,7 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use bridge_core::proto::Decision;
+use asp_wire::proto::Decision;
 use serde_json::{Value, json};
 
 use crate::{HostIdentity, Limits, Options, export};

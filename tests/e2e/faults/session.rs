@@ -14,7 +14,7 @@ use crate::support::{Scratch, bridge};
 /// Longest wait for any one message, and for the process to end.
 pub(crate) const LIMIT: Duration = Duration::from_secs(30);
 /// What the bridge logs at: warnings, plus the host client's debug lines (late replies).
-const LOG: &str = "warn,bridge_core::host=debug,bridge_core::peer=debug";
+const LOG: &str = "warn,bridge_core::host=debug,rpc_peer::peer=debug";
 
 /// How frames are delimited on stdout and stdin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

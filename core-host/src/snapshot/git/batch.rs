@@ -71,7 +71,7 @@ pub(crate) fn cat_blobs(
 /// and it has closed its output, so it is exiting: the loop turns once or twice), then killed.
 /// `None` when it had to be killed.
 fn finish(child: &Mutex<Child>, kill: bool, deadline: Instant) -> Option<ExitStatus> {
-    let mut child = bridge_core::lock(child);
+    let mut child = rpc_peer::lock(child);
     if !kill {
         loop {
             match child.try_wait() {
@@ -229,7 +229,7 @@ impl Reaper {
                 let left = deadline.saturating_duration_since(Instant::now());
                 match stopped.recv_timeout(left) {
                     Err(mpsc::RecvTimeoutError::Timeout) => {
-                        let _ = bridge_core::lock(&child).kill();
+                        let _ = rpc_peer::lock(&child).kill();
                         true
                     }
                     _ => false,

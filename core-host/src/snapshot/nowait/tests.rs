@@ -152,7 +152,7 @@ fn a_lock_held_by_another_thread_is_not_waited_for() {
     let (held, release) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
     std::thread::scope(|s| {
         s.spawn(|| {
-            let _guard = bridge_core::lock(&mutex);
+            let _guard = rpc_peer::lock(&mutex);
             held.wait();
             release.wait();
         });

@@ -40,7 +40,7 @@ pub(crate) fn parse_cursor(raw: &str) -> Result<(u64, usize), Error> {
     parsed.ok_or_else(|| {
         Error::Input(format!(
             "cursor {} is not one this server issued",
-            bridge_core::text::untrusted(raw, 80)
+            asp_wire::text::untrusted(raw, 80)
         ))
     })
 }
@@ -64,12 +64,12 @@ impl Pages {
     /// [`KEPT_ANSWERS`] or [`KEPT_MAX_BYTES`] are kept (the newest always stays).
     pub(super) fn keep(&self, build: impl FnOnce(u64) -> Output) -> Arc<Output> {
         let key = {
-            let mut inner = bridge_core::lock(&self.inner);
+            let mut inner = rpc_peer::lock(&self.inner);
             inner.next += 1;
             inner.next
         };
         let answer = Arc::new(build(key));
-        let mut inner = bridge_core::lock(&self.inner);
+        let mut inner = rpc_peer::lock(&self.inner);
         inner.bytes += answer.kept_bytes;
         inner.kept.push_back((key, answer.clone()));
         while inner.kept.len() > KEPT_ANSWERS
@@ -83,7 +83,7 @@ impl Pages {
     }
 
     pub(super) fn get(&self, key: u64) -> Option<Arc<Output>> {
-        let inner = bridge_core::lock(&self.inner);
+        let inner = rpc_peer::lock(&self.inner);
         inner
             .kept
             .iter()

@@ -2,8 +2,8 @@
 //! not in the working tree (a path that is neither on disk nor a deleted tracked file is a mistake
 //! to say, not an all-clear).
 
+use asp_wire::proto::AdvisoryCallSite;
 use bridge_core::confine::confine;
-use bridge_core::proto::AdvisoryCallSite;
 use bridge_core::worktree::{Base, Evaluate, Scope};
 
 use super::MAX_PATHS;

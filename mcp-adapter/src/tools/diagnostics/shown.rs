@@ -3,12 +3,13 @@
 //! `minSeverity`, each thing said once (authority per provider, no repeated step), capped in bytes,
 //! and the one-line summary.
 
+use bridge_core::model::{DecisionView, NotRunView};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use asp_wire::proto::{self, Comparison, DecisionKind, Severity};
 use bridge_core::confine::host_path;
 use bridge_core::model;
-use bridge_core::proto::{self, Comparison, DecisionKind, Severity};
 
 use super::{ANSWER_MAX_BYTES, AssuranceOut, Finding, Output, RangeOut, SeverityArg};
 use crate::to_mcp::{self, Authority, id, text};

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use bridge_core::model::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
+use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
 
 use super::{Finding, Output};
 

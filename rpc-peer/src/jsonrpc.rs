@@ -4,6 +4,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+/// JSON-RPC 2.0's own error codes, and the two server codes every peer answers with.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// A server error: this peer is past its limits (too many requests at once, answers too large).
+pub const SERVER_ERROR: i64 = -32000;
+/// The request was cancelled (`$/cancelRequest`), as LSP names it.
+pub const REQUEST_CANCELLED: i64 = -32800;
+
 /// A request id. A [`crate::peer::Peer`] issues integers; the other side may use strings too.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]

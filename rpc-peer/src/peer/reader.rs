@@ -49,7 +49,7 @@ impl Shared {
         let max = self.config.max_frame;
         if head.method {
             let why = format!("invalid request: the message is longer than {max} bytes");
-            return self.unreadable(head.id.as_ref(), -32600, &why);
+            return self.unreadable(head.id.as_ref(), crate::jsonrpc::INVALID_REQUEST, &why);
         }
         self.unusable_reply(
             head,
@@ -62,7 +62,11 @@ impl Shared {
     /// owes it (-32700, `id: null`).
     fn not_utf8(&self, head: &[u8]) -> Option<Vec<u8>> {
         if self.serving {
-            return self.unreadable(None, -32700, "parse error: the message is not UTF-8");
+            return self.unreadable(
+                None,
+                crate::jsonrpc::PARSE_ERROR,
+                "parse error: the message is not UTF-8",
+            );
         }
         // Only a line that reads as a reply: junk that names no id is counted and skipped.
         let (head, reply) = head::read_reply(head);
@@ -105,14 +109,18 @@ impl Shared {
     fn no_message(&self, line: &str, batch: bool) -> Option<Vec<u8>> {
         self.frames.not_json.fetch_add(1, Ordering::Relaxed);
         if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
-            return self.unreadable(None, -32700, "parse error: the message is not JSON");
+            return self.unreadable(
+                None,
+                crate::jsonrpc::PARSE_ERROR,
+                "parse error: the message is not JSON",
+            );
         }
         let why = if batch {
             "invalid request: batches are not supported, send one message a line"
         } else {
             "invalid request: not a JSON-RPC message"
         };
-        self.unreadable(None, -32600, why)
+        self.unreadable(None, crate::jsonrpc::INVALID_REQUEST, why)
     }
 
     /// Routes one line; gives back the answer it is owed, if any (see [`Shared::owe`]).
@@ -133,7 +141,7 @@ impl Shared {
             self.frames.not_json.fetch_add(1, Ordering::Relaxed);
             self.strike("a request or notification without \"jsonrpc\": \"2.0\"");
             let why = "invalid request: jsonrpc must be \"2.0\"";
-            return self.unreadable(incoming.id.as_ref(), -32600, why);
+            return self.unreadable(incoming.id.as_ref(), crate::jsonrpc::INVALID_REQUEST, why);
         }
         match incoming.classify() {
             Message::Response {
@@ -175,7 +183,11 @@ impl Shared {
             }
             Message::Invalid(why) => {
                 self.strike(why);
-                return self.unreadable(None, -32600, &format!("invalid request: {why}"));
+                return self.unreadable(
+                    None,
+                    crate::jsonrpc::INVALID_REQUEST,
+                    &format!("invalid request: {why}"),
+                );
             }
         }
         None
@@ -242,7 +254,7 @@ impl Shared {
         // Closed before anyone hears of it, so a caller that sees the failure also sees `is_closed`.
         self.closed.send_replace(true);
         for p in pending {
-            let _ = p.reply.send(Err(Error::HostExited {
+            let _ = p.reply.send(Err(Error::Exited {
                 role: self.config.role,
                 status: status.clone(),
                 stderr_tail: tail.clone(),

@@ -598,9 +598,48 @@ pub struct Decision {
 /// `$/progress` params; `token` echoes the request id.
 #[derive(Clone, Debug, Deserialize)]
 pub struct ProgressParams {
-    pub token: crate::jsonrpc::Id,
+    pub token: rpc_peer::jsonrpc::Id,
     #[serde(default)]
     pub value: Value,
+}
+
+impl Decision {
+    /// The degradations of the coverage and of the receipt, in that order.
+    pub fn degradation_lists(&self) -> [&[Degradation]; 2] {
+        [
+            self.coverage.degraded.as_slice(),
+            self.receipt.failures.as_slice(),
+        ]
+    }
+
+    pub fn is(&self, kind: DecisionKind) -> bool {
+        self.decision.is(kind)
+    }
+}
+
+impl Status {
+    /// Whether the host says it is anything but fully ready.
+    pub fn is_degraded(&self) -> bool {
+        !self.host.state.is(HostState::Ready)
+    }
+
+    /// Each call site with its gate status, in protocol order.
+    pub fn gates(&self) -> [(&'static str, Option<&GateStatus>); 3] {
+        [
+            ("interactive", self.gates.interactive.as_ref()),
+            ("gate", self.gates.gate.as_ref()),
+            ("sweep", self.gates.sweep.as_ref()),
+        ]
+    }
+
+    /// Each capability family with its status, canonical names only.
+    pub fn capability_families(&self) -> [(&'static str, Option<&CapabilityStatus>); 3] {
+        [
+            ("inspect", self.capabilities.inspect.as_ref()),
+            ("check", self.capabilities.check.as_ref()),
+            ("edit", self.capabilities.edit.as_ref()),
+        ]
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// The ASP blob id of `bytes`: `blob:sha256:<hex of the raw bytes>`.
+pub fn blob_id(bytes: &[u8]) -> String {
+    format!("blob:sha256:{}", sha256_hex(bytes))
+}
+
 /// Compact JSON with object keys sorted recursively by UTF-16 code units (arrays keep their order):
 /// the same bytes as `JSON.stringify` of a key-sorted copy, which is how opcore-asp-provider
 /// canonicalises, so a host and its providers reach one digest.

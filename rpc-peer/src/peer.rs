@@ -189,7 +189,7 @@ impl IncomingRequest {
         let text = self.params.as_deref().map_or("null", RawValue::get);
         serde_json::from_str(text).map_err(|e| {
             error_object(
-                -32602,
+                crate::jsonrpc::INVALID_PARAMS,
                 format!("invalid params for {}: {e}", self.method),
                 FailClass::Input,
                 false,
@@ -213,7 +213,7 @@ impl Handler for NoRequests {
 /// The `method not found` error object (-32601) for `method`, with failClass `contract`.
 pub fn method_not_found(method: &str) -> ErrorObject {
     error_object(
-        -32601,
+        crate::jsonrpc::METHOD_NOT_FOUND,
         "method not found".into(),
         FailClass::Contract,
         false,
@@ -566,12 +566,12 @@ impl Shared {
     fn closed_error(&self) -> Error {
         let role = self.config.role;
         match &self.lock().closed {
-            Some((status, tail)) => Error::HostExited {
+            Some((status, tail)) => Error::Exited {
                 role,
                 status: status.clone(),
                 stderr_tail: tail.clone(),
             },
-            None => Error::HostExited {
+            None => Error::Exited {
                 role,
                 status: ExitStatus::Unknown,
                 stderr_tail: String::new(),

@@ -104,7 +104,7 @@ pub(super) fn admit(
             drop(inflight);
             shared.strike(&format!("request id {id:?} reused while in flight"));
             let error = error_object(
-                -32600,
+                crate::jsonrpc::INVALID_REQUEST,
                 format!("invalid request: id {id} is already in flight"),
                 FailClass::Contract,
                 false,
@@ -117,7 +117,7 @@ pub(super) fn admit(
             served.refused.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(%method, "refused a request: too many running and queued");
             let error = error_object(
-                -32000,
+                crate::jsonrpc::SERVER_ERROR,
                 "too many concurrent requests".into(),
                 FailClass::Health,
                 true,
@@ -163,7 +163,7 @@ async fn run(shared: Arc<Shared>, request: IncomingRequest, mut cancelled: onesh
                 Ok(outcome) => outcome,
                 Err(e) if e.is_panic() => {
                     tracing::error!(%method, "a request handler panicked");
-                    Err(error_object(-32603, "internal error".into(), FailClass::Health, true))
+                    Err(error_object(crate::jsonrpc::INTERNAL_ERROR, "internal error".into(), FailClass::Health, true))
                 }
                 Err(_) => Err(cancelled_error()),
             },
@@ -180,7 +180,12 @@ async fn run(shared: Arc<Shared>, request: IncomingRequest, mut cancelled: onesh
 }
 
 fn cancelled_error() -> ErrorObject {
-    error_object(-32800, "request cancelled".into(), FailClass::Health, false)
+    error_object(
+        crate::jsonrpc::REQUEST_CANCELLED,
+        "request cancelled".into(),
+        FailClass::Health,
+        false,
+    )
 }
 
 impl IncomingRequest {
@@ -200,7 +205,7 @@ impl IncomingRequest {
         let mut written = shared.written.subscribe();
         let no_room = || {
             error_object(
-                -32000,
+                crate::jsonrpc::SERVER_ERROR,
                 format!(
                     "no room to send an answer of {bytes} bytes: the other side is not reading"
                 ),

@@ -1,0 +1,11 @@
+//! The ASP v1 wire vocabulary, named once, for the bridge, the embedded host and the providers.
+//!
+//! [`code`] (the ASP error codes), [`proto`] (the outer seam on the wire: types and method names), [`reason`] (degradation reasons), [`digest`] (canonical JSON and
+//! sha256 ids, so every side's digests agree), [`text`] (untrusted text made safe to show).
+//! It stands on `rpc-peer` only (for the JSON-RPC envelope types) and knows no host or front end.
+
+pub mod code;
+pub mod digest;
+pub mod proto;
+pub mod reason;
+pub mod text;
