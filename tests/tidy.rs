@@ -431,29 +431,31 @@ fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
+/// Fails when `package` depends, directly or not, on one of `forbidden`.
+fn assert_stands_on_none_of(package: &str, forbidden: &[&str]) {
+    let closure = dependency_closure();
+    let deps = &closure[package];
+    let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
+    assert!(found.is_empty(), "{package} depends on {found:?}");
+}
+
+/// What no provider may stand on: a host, the bridge's client, a front end or the CLI.
+const NOT_FOR_PROVIDERS: [&str; 6] = [
+    "bridge-core",
+    "core-host",
+    "mcp-adapter",
+    "lsp-adapter",
+    "sarif-export",
+    "asp-bridge",
+];
+
 #[test]
 fn the_hygiene_provider_knows_no_host_and_no_front_end() {
     // It is a provider like any third-party one: one checker on the provider kit, which gives it
     // the inner seam (rpc-peer's peer, asp-wire's vocabulary); its rules are hygiene-rules'.
-    let closure = dependency_closure();
-    let deps = &closure["hygiene-provider"];
-    let forbidden = [
-        "bridge-core",
-        "core-host",
-        "mcp-adapter",
-        "lsp-adapter",
-        "sarif-export",
-        "asp-bridge",
-    ];
-    let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
-    assert!(found.is_empty(), "hygiene-provider depends on {found:?}");
-    let direct = direct_dependencies("hygiene-provider");
+    assert_stands_on_none_of("hygiene-provider", &NOT_FOR_PROVIDERS);
     assert!(
-        !direct.contains("bridge-core"),
-        "hygiene-provider names bridge-core: it reaches the peer and the vocabulary through provider-kit"
-    );
-    assert!(
-        direct.contains("provider-kit"),
+        direct_dependencies("hygiene-provider").contains("provider-kit"),
         "hygiene-provider stands on provider-kit"
     );
 }
@@ -462,20 +464,14 @@ fn the_hygiene_provider_knows_no_host_and_no_front_end() {
 fn the_provider_kit_knows_no_host_and_no_front_end() {
     // What every provider stands on knows no provider, no host, not the bridge's client and no
     // front end: the JSON-RPC peer and the wire vocabulary only.
-    let closure = dependency_closure();
-    let deps = &closure["provider-kit"];
-    let forbidden = [
-        "bridge-core",
-        "hygiene-rules",
-        "core-host",
-        "hygiene-provider",
-        "mcp-adapter",
-        "lsp-adapter",
-        "sarif-export",
-        "asp-bridge",
-    ];
-    let found: Vec<_> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
-    assert!(found.is_empty(), "provider-kit depends on {found:?}");
+    assert_stands_on_none_of("provider-kit", &NOT_FOR_PROVIDERS);
+    assert_stands_on_none_of("provider-kit", &["hygiene-rules", "hygiene-provider"]);
+}
+
+#[test]
+fn the_linter_runner_knows_no_host_and_no_front_end() {
+    assert_stands_on_none_of("linter-provider", &NOT_FOR_PROVIDERS);
+    assert_stands_on_none_of("linter-provider", &["hygiene-rules", "hygiene-provider"]);
 }
 
 /// The normal dependencies `package` names itself.
