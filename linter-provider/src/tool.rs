@@ -183,6 +183,8 @@ async fn read_capped(
 mod tests {
     use std::time::Instant;
 
+    use test_support::process::ends;
+
     use super::*;
 
     fn limits() -> Limits {
@@ -197,11 +199,12 @@ mod tests {
         vec!["sh".into(), "-c".into(), script.into()]
     }
 
-    /// Whether a process with this pid still exists (a zombie counts as gone).
-    fn alive(pid: &str) -> bool {
-        assert!(pid.trim().parse::<u32>().is_ok(), "a pid: {pid:?}");
-        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-            .is_ok_and(|stat| !stat.contains(") Z "))
+    /// The pid a test script wrote to `file`.
+    fn pid_in(file: &std::path::Path) -> u32 {
+        let text = std::fs::read_to_string(file).unwrap();
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("a pid: {text:?}"))
     }
 
     #[tokio::test]
@@ -239,8 +242,8 @@ mod tests {
             started.elapsed() < Duration::from_secs(10),
             "long before the sleep ends"
         );
-        let helper = std::fs::read_to_string(&pid_file).unwrap();
-        eventually(|| !alive(&helper));
+        let helper = pid_in(&pid_file);
+        assert!(ends(helper).await, "still running after 10 s");
     }
 
     #[tokio::test]
@@ -267,8 +270,8 @@ mod tests {
         );
         let ran = run(&sh(&script), dir.path(), limits()).await.unwrap();
         assert_eq!(ran.code, Some(0));
-        let helper = std::fs::read_to_string(&pid_file).unwrap();
-        eventually(|| !alive(&helper));
+        let helper = pid_in(&pid_file);
+        assert!(ends(helper).await, "still running after 10 s");
     }
 
     #[tokio::test]
@@ -287,17 +290,7 @@ mod tests {
                 }
             } => {}
         }
-        let leader = std::fs::read_to_string(&pid_file).unwrap();
-        eventually(|| !alive(&leader));
-    }
-
-    /// Waits, up to 10 s, for `done`: a kill is seen by the kernel at once, but the exit takes a
-    /// moment to show.
-    fn eventually(done: impl Fn() -> bool) {
-        let until = Instant::now() + Duration::from_secs(10);
-        while !done() {
-            assert!(Instant::now() < until, "still running after 10 s");
-            std::thread::yield_now();
-        }
+        let leader = pid_in(&pid_file);
+        assert!(ends(leader).await, "still running after 10 s");
     }
 }

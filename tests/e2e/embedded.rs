@@ -284,13 +284,17 @@ fn a_private_key_is_a_security_alert_and_every_hygiene_rule_is_described_and_lin
     scratch.assert_no_orphans();
 }
 
-/// The paths a SARIF log's left-out notification names, each with why.
-fn left_out(log: &Value) -> Vec<(String, String)> {
-    let notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+/// The tool execution notifications of a SARIF log's first run.
+pub(crate) fn notifications(log: &Value) -> Vec<Value> {
+    log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
         .as_array()
         .cloned()
-        .unwrap_or_default();
-    notes
+        .unwrap_or_default()
+}
+
+/// The paths a SARIF log's left-out notification names, each with why.
+fn left_out(log: &Value) -> Vec<(String, String)> {
+    notifications(log)
         .iter()
         .filter(|n| n["descriptor"]["id"] == "asp-bridge/paths-left-out")
         .flat_map(|n| {

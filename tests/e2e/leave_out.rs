@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::embedded::{MERGE, lsp_published, mcp_diagnostics, outside_with_home, results, run};
+use crate::embedded::{
+    MERGE, lsp_published, mcp_diagnostics, notifications, outside_with_home, results, run,
+};
 use crate::support::Scratch;
 
 const WHY: &str = "excluded by host.toml `exclude` (`tests/fixtures/**`), not sent to hygiene";
@@ -27,13 +29,6 @@ fn repository() -> (Scratch, std::path::PathBuf, Scratch, std::path::PathBuf) {
     )
     .unwrap();
     (scratch, repo, outside, home)
-}
-
-fn notifications(log: &Value) -> Vec<Value> {
-    log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
 }
 
 #[test]

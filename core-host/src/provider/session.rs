@@ -70,11 +70,10 @@ impl Session {
         let integrity = tokio::task::spawn_blocking(move || {
             resolved.map_or_else(|| UNKNOWN.to_owned(), |path| integrity_of(&path))
         });
-        let (integrity, handed) = if spec.builtin {
-            let digest = integrity.await.unwrap_or_else(|_| UNKNOWN.to_owned());
-            (Integrity::Known(digest.clone()), Some(digest))
+        let integrity = if spec.builtin {
+            Integrity::Known(integrity.await.unwrap_or_else(|_| UNKNOWN.to_owned()))
         } else {
-            (Integrity::Hashing(integrity), None)
+            Integrity::Hashing(integrity)
         };
         let handler = Arc::new(Callbacks {
             scope: scope.clone(),
@@ -87,10 +86,13 @@ impl Session {
             ..PeerConfig::default()
         };
         let mut child_spec = ChildSpec::new(program, spec.command[1..].to_vec(), cwd.to_path_buf());
-        if let Some(digest) = handed.filter(|d| child::program::is_sha256_digest(d)) {
-            child_spec
-                .env
-                .push((child::program::BUILD_FINGERPRINT_ENV.to_owned(), digest));
+        if let Integrity::Known(digest) = &integrity
+            && child::program::is_sha256_digest(digest)
+        {
+            child_spec.env.push((
+                child::program::BUILD_FINGERPRINT_ENV.to_owned(),
+                digest.clone(),
+            ));
         }
         let child = ChildPeer::spawn(child_spec, config, handler).map_err(|e| {
             retry(Failure::new(
