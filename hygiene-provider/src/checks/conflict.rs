@@ -3,7 +3,7 @@
 //! opening or closing marker without its partner is a finding of its own line. A `=======` line
 //! outside a conflict (a heading underline) is not a marker.
 
-use super::{Finding, Found, short};
+use super::found::{Finding, Found, short};
 use crate::rules::Rule;
 use provider_kit::text::{Range, Text};
 

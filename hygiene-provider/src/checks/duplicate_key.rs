@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use saphyr_parser::{Event, Parser};
 
-use super::{Finding, Found, short};
+use super::found::{Finding, Found, short};
 use crate::rules::Rule;
 use provider_kit::text::Text;
 
@@ -51,7 +51,7 @@ pub(super) fn check(text: &Text<'_>, out: &mut Found) {
             Event::Scalar(value, ..) if is_key && value != "<<" => {
                 if let Some(Open::Mapping { keys, .. }) = open.last_mut() {
                     if keys.contains(&value) {
-                        if repeats.len() < super::PER_RULE {
+                        if repeats.len() < super::found::PER_RULE {
                             repeats.push((span.start.index(), span.end.index(), value.to_string()));
                         }
                     } else {

@@ -6,7 +6,7 @@
 //! [`ALLOW`] has no private-key finding, nor has the line after one that holds [`ALLOW_NEXT`] (as
 //! detect-secrets reads them; a file that is not text has no lines, so no comment).
 
-use super::{Finding, Found};
+use super::found::{Finding, Found};
 use crate::rules::Rule;
 use provider_kit::text::{Position, Range, Text};
 

@@ -10,7 +10,7 @@
 //! Ansible) is checked again with its template expressions masked; if it still does not parse, it is
 //! reported as not checked (the template may be what breaks it), never as clean nor as an error.
 
-use super::{Finding, Found, YamlReading};
+use super::found::{Finding, Found, YamlReading};
 use crate::rules::Rule;
 use provider_kit::text::{Range, Text};
 

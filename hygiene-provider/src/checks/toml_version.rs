@@ -8,7 +8,7 @@ use toml_parser::decoder::Encoding;
 use toml_parser::parser::{EventReceiver, parse_document};
 use toml_parser::{ErrorSink, Source, Span};
 
-use super::{Finding, Found};
+use super::found::{Finding, Found};
 use crate::rules::Rule;
 use provider_kit::text::Text;
 

@@ -2,7 +2,7 @@
 //! and `hygiene/mixed-line-endings`. Lines the change leaves alone are never reported, so a file
 //! that was already untidy does not drown a small change.
 
-use super::{Finding, Found};
+use super::found::{Finding, Found};
 use crate::rules::Rule;
 use provider_kit::text::{Ending, Position, Range, Text, utf16_len};
 
