@@ -44,6 +44,14 @@ pub(crate) enum ProviderKind {
     /// JSON/TOML/YAML syntax, large added files, line endings and whitespace on changed lines.
     #[command(name = core_host::builtin::HYGIENE.subcommand)]
     Hygiene,
+    /// A linter that writes SARIF (ruff, shellcheck, hadolint…) as an `asp/1.0` check provider:
+    /// one `[[linter]]` of the host's configuration, as the host hands it over.
+    #[command(name = core_host::builtin::LINTERS.subcommand)]
+    Linters {
+        /// The `[[linter]]` entry, as a JSON object (`{"preset": "ruff"}`).
+        #[arg(long, value_name = "JSON")]
+        linter: String,
+    },
 }
 
 /// How to reach the host.

@@ -17,6 +17,9 @@ pub struct Builtin {
     pub required_for: &'static [&'static str],
     /// How `status` says where it comes from.
     pub origin: &'static str,
+    /// Enrolled when the configuration does not say otherwise (hygiene); a linter is enrolled only
+    /// by a `[[linter]]` entry.
+    pub by_default: bool,
 }
 
 /// The built-in hygiene provider (`hygiene-provider`).
@@ -28,10 +31,23 @@ pub const HYGIENE: Builtin = Builtin {
     // call sites unless the configuration says otherwise.
     required_for: &["interactive", "sweep"],
     origin: "the built-in hygiene provider",
+    by_default: true,
+};
+
+/// The built-in linter runner (`linter-provider`): one provider per `[[linter]]` entry, its id the
+/// entry's, its settings handed over as `--linter JSON`.
+pub const LINTERS: Builtin = Builtin {
+    id: "linters",
+    subcommand: "linters",
+    table: "linter",
+    // Advisory unless an entry says `required-for`: a linter's findings are notes, never a deny.
+    required_for: &[],
+    origin: "the built-in linter runner",
+    by_default: false,
 };
 
 /// Every built-in provider, in the order they are enrolled (before any `[[provider]]`).
-pub const BUILTINS: &[Builtin] = &[HYGIENE];
+pub const BUILTINS: &[Builtin] = &[HYGIENE, LINTERS];
 
 impl Builtin {
     /// The row of the built-in provider `id`.
@@ -71,5 +87,9 @@ mod tests {
             ["/bin/asp-bridge", "provider", "hygiene"]
         );
         assert!(HYGIENE.command(&[]).is_empty());
+        assert_eq!(
+            LINTERS.command(&launcher),
+            ["/bin/asp-bridge", "provider", "linters"]
+        );
     }
 }

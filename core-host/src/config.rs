@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
-use crate::builtin::{Builtin, HYGIENE};
+use crate::builtin::{Builtin, HYGIENE, LINTERS};
 use crate::error::{Error, Result};
 
 mod leave_out;
@@ -91,8 +91,8 @@ pub struct ProviderSpec {
     pub read: Vec<String>,
     /// Delay before the first restart after a failure; it doubles up to 30 s.
     pub restart_delay: Duration,
-    /// A built-in provider (a row of [`crate::builtin::BUILTINS`]).
-    pub builtin: bool,
+    /// The row of [`crate::builtin::BUILTINS`] of a built-in provider.
+    pub builtin: Option<&'static Builtin>,
     /// What it is not shown and what of its findings the host drops (the top level's and its own).
     pub leave_out: LeaveOut,
 }
@@ -151,6 +151,7 @@ impl Config {
             source: None,
             providers: crate::builtin::BUILTINS
                 .iter()
+                .filter(|row| row.by_default)
                 .map(|row| builtin(row, &launcher, None))
                 .collect(),
             git_filters: Vec::new(),
@@ -248,6 +249,57 @@ impl Config {
             }
             providers.push(spec);
         }
+        for (index, entry) in raw.linter.unwrap_or_default().into_iter().enumerate() {
+            let at = |key: &str| format!("{}[{index}].{key}", LINTERS.table);
+            let span = entry.span();
+            let mut entry = entry.into_inner();
+            let own = RawLeaveOut {
+                exclude: entry.exclude.take(),
+                disable: entry.disable.take(),
+                min_severity: entry.min_severity.take(),
+            };
+            let own = leave_out(own, &at(""))?;
+            let (id, id_span) = match (&entry.id, &entry.preset) {
+                (Some(id), _) | (None, Some(id)) => (id.get_ref().trim().to_owned(), id.span()),
+                (None, None) => {
+                    return Err(fail(
+                        Some(span),
+                        &at("id"),
+                        "a linter needs an `id` or a `preset`".into(),
+                    ));
+                }
+            };
+            if id.is_empty() || id.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                return Err(fail(
+                    Some(id_span),
+                    &at("id"),
+                    "must be a non-empty word".into(),
+                ));
+            }
+            if providers.iter().any(|p: &ProviderSpec| p.id == id) {
+                return Err(fail(
+                    Some(id_span),
+                    &at("id"),
+                    format!("the id `{id}` is used twice"),
+                ));
+            }
+            let mut spec = builtin(&LINTERS, &launcher, None);
+            if !spec.command.is_empty() {
+                spec.command.push("--linter".into());
+                spec.command.push(entry.settings(&id).to_string());
+            }
+            spec.id = id;
+            spec.leave_out = everywhere.and(&own);
+            if let Some(sites) = &entry.required_for {
+                spec.required_for = call_sites(sites)
+                    .map_err(|m| fail(Some(sites.span()), &at("required-for"), m))?;
+            }
+            if let Some(ms) = &entry.timeout_ms {
+                spec.timeout =
+                    millis(ms).map_err(|m| fail(Some(ms.span()), &at("timeout-ms"), m))?;
+            }
+            providers.push(spec);
+        }
         for (index, entry) in raw.provider.unwrap_or_default().into_iter().enumerate() {
             let at = |key: &str| format!("provider[{index}].{key}");
             let mut entry = entry.into_inner();
@@ -333,7 +385,7 @@ impl Config {
                 configuration,
                 read,
                 restart_delay,
-                builtin: false,
+                builtin: None,
                 leave_out: everywhere.and(&own),
             });
         }
@@ -346,7 +398,11 @@ impl Config {
 }
 
 /// The enrollment of the built-in provider `row` with its defaults (`read`: its table's globs).
-fn builtin(row: &Builtin, launcher: &[String], read: Option<Spanned<Vec<String>>>) -> ProviderSpec {
+fn builtin(
+    row: &'static Builtin,
+    launcher: &[String],
+    read: Option<Spanned<Vec<String>>>,
+) -> ProviderSpec {
     ProviderSpec {
         id: row.id.to_owned(),
         command: row.command(launcher),
@@ -360,7 +416,7 @@ fn builtin(row: &Builtin, launcher: &[String], read: Option<Spanned<Vec<String>>
         configuration: None,
         read: read.map_or_else(|| vec!["**".to_owned()], Spanned::into_inner),
         restart_delay: DEFAULT_RESTART_DELAY,
-        builtin: true,
+        builtin: Some(row),
         leave_out: LeaveOut::default(),
     }
 }
@@ -434,6 +490,7 @@ struct RawFile {
     git: Option<Spanned<RawGit>>,
     hygiene: Option<Spanned<RawHygiene>>,
     provider: Option<Vec<Spanned<RawProvider>>>,
+    linter: Option<Vec<Spanned<RawLinter>>>,
     /// Paths never sent to this provider (or, at the top, to any), rule ids and a severity floor
     /// whose findings the host drops (`config/leave_out.rs`).
     exclude: Option<Spanned<Vec<String>>>,
@@ -463,6 +520,57 @@ struct RawHygiene {
     min_severity: Option<Spanned<String>>,
     /// How YAML is read: `compatible` (libyaml's reading, the default) or `strict` (YAML 1.2).
     yaml: Option<Spanned<String>>,
+}
+
+/// One `[[linter]]`: the keys the host reads (the call sites that need it, its deadline and what
+/// it leaves out), and the linter's own, which the runner reads (`linter-provider`'s
+/// `from_config.rs` checks them when it starts; the host only checks their types).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawLinter {
+    id: Option<Spanned<String>>,
+    preset: Option<Spanned<String>>,
+    command: Option<Vec<String>>,
+    convert: Option<Vec<String>>,
+    files: Option<Vec<String>>,
+    config_files: Option<Vec<String>>,
+    columns: Option<String>,
+    ok_exit: Option<Vec<i64>>,
+    format: Option<String>,
+    install: Option<String>,
+    rule_uri: Option<String>,
+    required_for: Option<Spanned<Vec<String>>>,
+    timeout_ms: Option<Spanned<i64>>,
+    exclude: Option<Spanned<Vec<String>>>,
+    disable: Option<Spanned<Vec<String>>>,
+    min_severity: Option<Spanned<String>>,
+}
+
+impl RawLinter {
+    /// The linter's own keys, as the runner takes them (`--linter JSON`), its id resolved.
+    fn settings(&self, id: &str) -> Value {
+        let mut settings = serde_json::Map::new();
+        settings.insert("id".into(), id.into());
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                settings.insert(key.into(), value);
+            }
+        };
+        put(
+            "preset",
+            self.preset.as_ref().map(|p| p.get_ref().clone().into()),
+        );
+        put("command", self.command.clone().map(Value::from));
+        put("convert", self.convert.clone().map(Value::from));
+        put("files", self.files.clone().map(Value::from));
+        put("config-files", self.config_files.clone().map(Value::from));
+        put("columns", self.columns.clone().map(Value::from));
+        put("ok-exit", self.ok_exit.clone().map(Value::from));
+        put("format", self.format.clone().map(Value::from));
+        put("install", self.install.clone().map(Value::from));
+        put("rule-uri", self.rule_uri.clone().map(Value::from));
+        settings.into()
+    }
 }
 
 #[derive(Deserialize)]

@@ -71,8 +71,7 @@ fn server(host: &Host, slot: &Slot, view: &View, policy: &Policy) -> Value {
         json!({"capability": capability, "advertised": advertised, "available": available,
                "lifecycleState": view.lifecycle, "degraded": degraded})
     };
-    let builtin = crate::builtin::Builtin::find(&slot.spec.id).filter(|_| slot.spec.builtin);
-    let origin = if let Some(row) = builtin {
+    let origin = if let Some(row) = slot.spec.builtin {
         row.origin.to_owned()
     } else {
         match &host.config_source {
@@ -85,7 +84,7 @@ fn server(host: &Host, slot: &Slot, view: &View, policy: &Policy) -> Value {
         "id": slot.spec.id,
         "roles": ["judge"],
         "role": if granted { "required" } else { "optional" },
-        "category": if slot.spec.builtin { json!("built-in") } else { json!("trusted-config") },
+        "category": if slot.spec.builtin.is_some() { json!("built-in") } else { json!("trusted-config") },
         "capabilities": ["check"],
         "authorityEvidence": {
             "identity": view.identity.as_ref().map_or(slot.spec.id.as_str(), |i| i.name.as_str()),

@@ -115,6 +115,7 @@ fn check_sides(
                 .collect(),
             cut: found.cut,
             unchecked: found.unchecked,
+            notes: Vec::new(),
         });
     }
     out

@@ -2,6 +2,7 @@
 //! is given in batches, and what it gives back for each. The kit does everything around it: the
 //! lifecycle, the request, reading blobs, the comparison, the caps and the Assessment.
 
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
@@ -70,6 +71,12 @@ pub trait Checker: Send + Sync + 'static {
     /// invalid (an `input` error for the caller).
     fn configure(&self, configuration: Option<&Value>) -> Result<(Self::Settings, Value), String>;
 
+    /// Whether the file at `path` is this checker's to check (a linter's file globs). A file it
+    /// does not want is not read and not reported: it is outside what this provider checks.
+    fn wants(&self, _settings: &Self::Settings, _path: &str) -> bool {
+        true
+    }
+
     /// Checks `sides`, giving one [`Checked`] per side in their order; fewer when it stopped early
     /// (the deadline, or the evaluation gone): the rest are reported as not checked. `Err`: the
     /// checks failed as a whole (a panic, a tool that could not run).
@@ -119,6 +126,8 @@ pub struct Side {
     pub path: String,
     pub change: ChangeKind,
     pub which: Which,
+    /// The blob id of this side (`blob:sha256:<hex>`): the key of what a checker keeps.
+    pub blob: String,
     pub bytes: Blob,
     /// The other side; `None` when the path is new (or gone) on it.
     pub other: Option<Blob>,
@@ -146,6 +155,9 @@ pub struct Checked {
     pub cut: usize,
     /// What could not be checked in this file, and why (reported as not covered, never clean).
     pub unchecked: Vec<String>,
+    /// What the checks have to say beyond findings (a tool's results dropped, and why): each one
+    /// becomes an evidence message of the assessment.
+    pub notes: Vec<String>,
 }
 
 /// One finding, as the Assessment carries it.
@@ -174,6 +186,8 @@ pub struct Run<'a, C: Checker, W> {
     pub deadline: Instant,
     pub stop: Stop,
     pub(crate) workspace: &'a W,
+    /// The changed paths, with the blob of their after side (`None`: deleted).
+    pub(crate) changes: &'a HashMap<String, Option<String>>,
 }
 
 impl<C: Checker, W: Workspace> Run<'_, C, W> {
@@ -181,6 +195,12 @@ impl<C: Checker, W: Workspace> Run<'_, C, W> {
     /// halving a batch the host refuses, each checked against its id.
     pub async fn read_blobs(&self, ids: Vec<String>) -> Read {
         workspace::read(self.workspace, ids, self.deadline).await
+    }
+
+    /// A changed path's after side: `Some(Some(id))` changed, `Some(None)` deleted, `None`
+    /// not changed (the baseline's, if any, is current).
+    pub fn changed(&self, path: &str) -> Option<Option<&str>> {
+        self.changes.get(path).map(Option::as_deref)
     }
 
     /// `workspace/listTree` of the baseline (`paths` narrows it): the entries and whether the
@@ -191,6 +211,14 @@ impl<C: Checker, W: Workspace> Run<'_, C, W> {
     ) -> Result<(Vec<TreeEntry>, bool), String> {
         self.workspace
             .list_tree(paths, workspace::remaining(self.deadline))
+            .await
+    }
+
+    /// `workspace/listTree` of the baseline's files that match `globs`: the entries and whether
+    /// the host cut the list.
+    pub async fn list_globs(&self, globs: Vec<String>) -> Result<(Vec<TreeEntry>, bool), String> {
+        self.workspace
+            .list_globs(globs, workspace::remaining(self.deadline))
             .await
     }
 }

@@ -57,6 +57,8 @@ struct Outcome {
     links_named: Vec<String>,
     /// Why the host could not say which changed paths are links (they were checked as files).
     links_unknown: Option<String>,
+    /// What the checks said beyond findings, at most [`MAX_DEGRADED`].
+    notes: Vec<String>,
 }
 
 impl Outcome {
@@ -90,6 +92,14 @@ impl Outcome {
                     }
                 ),
                 data: serde_json::json!({"count": self.links, "paths": self.links_named}),
+            });
+        }
+        for (n, note) in self.notes.iter().enumerate() {
+            evidence.push(Evidence {
+                kind: "message",
+                id: format!("{}/note-{n}", self.source),
+                message: note.clone(),
+                data: serde_json::json!({}),
             });
         }
         if let Some(why) = &self.links_unknown {
@@ -161,11 +171,13 @@ pub async fn evaluate<C: Checker, W: Workspace>(
         links: 0,
         links_named: Vec::new(),
         links_unknown: None,
+        notes: Vec::new(),
     };
     let status = if request.is_unsupported() {
         Status::Unsupported
     } else {
-        let targets = targets(workspace, &request, deadline, &mut outcome).await;
+        let wants = |path: &str| checker.wants(&request.settings, path);
+        let targets = targets(workspace, &request, wants, deadline, &mut outcome).await;
         check_all(
             checker,
             workspace,
@@ -260,13 +272,14 @@ pub async fn evaluate<C: Checker, W: Workspace>(
 async fn targets<R, S, W: Workspace>(
     workspace: &W,
     request: &Request<R, S>,
+    wants: impl Fn(&str) -> bool,
     deadline: Instant,
     outcome: &mut Outcome,
 ) -> Vec<Target> {
     let mut targets: Vec<Target> = request
         .changes
         .iter()
-        .filter(|c| request.scope.covers(&c.path))
+        .filter(|c| request.scope.covers(&c.path) && wants(&c.path))
         .map(|change| Target {
             path: change.path.clone(),
             before_path: change.from.clone().unwrap_or_else(|| change.path.clone()),
@@ -312,7 +325,10 @@ async fn targets<R, S, W: Workspace>(
             }
             let mut unchanged = Vec::new();
             for entry in entries {
-                if touched.contains(entry.path.as_str()) || !request.scope.covers(&entry.path) {
+                if touched.contains(entry.path.as_str())
+                    || !request.scope.covers(&entry.path)
+                    || !wants(&entry.path)
+                {
                     continue;
                 }
                 match entry.kind.as_str() {
@@ -401,6 +417,15 @@ async fn check_all<C: Checker, W: Workspace>(
 ) {
     let cancel = Cancel::on_drop();
     let total = targets.len();
+    let changes: HashMap<String, Option<String>> = request
+        .changes
+        .iter()
+        .flat_map(|c| {
+            let after = (c.kind != "delete").then(|| c.after.clone().or_else(|| c.before.clone()));
+            let gone = c.from.clone().map(|from| (from, None));
+            std::iter::once((c.path.clone(), after.flatten())).chain(gone)
+        })
+        .collect();
     let chunks: Vec<&[Target]> = targets.chunks(CHUNK).collect();
     // The blobs of chunk `n`, unless there is no such chunk or the deadline has passed.
     let fetch = |n: usize| {
@@ -474,6 +499,7 @@ async fn check_all<C: Checker, W: Workspace>(
             deadline,
             stop: cancel.signal(),
             workspace,
+            changes: &changes,
         };
         let compared = compare(checker, &run, &ready, &blobs, request.comparison);
         let (checked, prefetched) = tokio::join!(compared, fetch(n + 1));
@@ -487,6 +513,11 @@ async fn check_all<C: Checker, W: Workspace>(
                     }
                     for why in file.unchecked {
                         outcome.not_covered(why);
+                    }
+                    for note in file.notes {
+                        if outcome.notes.len() < MAX_DEGRADED {
+                            outcome.notes.push(note);
+                        }
                     }
                 }
                 if unchecked > 0 {
@@ -515,6 +546,8 @@ struct FileOutcome {
     cut: usize,
     /// What could not be checked, by path, and why.
     unchecked: Vec<String>,
+    /// What the checks said beyond findings.
+    notes: Vec<String>,
 }
 
 /// The findings of `ready` for `comparison`: the side reported on is checked first, in one batch,
@@ -531,14 +564,15 @@ async fn compare<C: Checker, W: Workspace>(
     let blob = |id: &Option<String>| id.as_ref().and_then(|id| blobs.get(id)).cloned();
     // Both sides are checked under the new path, so a rename does not look like new findings.
     let side = |target: &Target, which: Which| -> Option<Side> {
-        let (this, other, added) = match which {
-            Which::After => (blob(&target.after), blob(&target.before), target.added),
-            Which::Before => (blob(&target.before), blob(&target.after), false),
+        let (id, other, added) = match which {
+            Which::After => (&target.after, blob(&target.before), target.added),
+            Which::Before => (&target.before, blob(&target.after), false),
         };
-        this.map(|bytes| Side {
+        blob(id).map(|bytes| Side {
             path: target.path.clone(),
             change: target.change,
             which,
+            blob: id.clone().unwrap_or_default(),
             bytes,
             other,
             added,
@@ -607,6 +641,7 @@ async fn compare<C: Checker, W: Workspace>(
                     .into_iter()
                     .map(|why| format!("{}: {why}", target.path))
                     .collect(),
+                notes: found.notes,
             }
         })
         .collect();

@@ -292,6 +292,25 @@ impl Workspace for Callbacks {
             Some(paths) => json!({ "paths": paths }),
             None => json!({}),
         };
+        self.list(params, timeout)
+    }
+
+    fn list_globs(
+        &self,
+        globs: Vec<String>,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send {
+        self.list(json!({ "globs": globs }), timeout)
+    }
+}
+
+impl Callbacks {
+    /// `workspace/listTree` with `params`.
+    fn list(
+        &self,
+        params: Value,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send + use<> {
         let call = self.peer.request::<_, ListTreeResult>(
             "workspace/listTree",
             Some(&params),

@@ -26,6 +26,16 @@ pub trait Workspace: Send + Sync {
         paths: Option<Vec<String>>,
         timeout: Duration,
     ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send;
+    /// `workspace/listTree` of the baseline's files that match `globs` (one pass over the tree,
+    /// however many files a checker looks for). A host without it answers an error.
+    fn list_globs(
+        &self,
+        globs: Vec<String>,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send {
+        let _ = (globs, timeout);
+        std::future::ready(Err("this host lists no globs".to_owned()))
+    }
 }
 
 /// Blobs read through the host: those read (decoded, checked against their ids) and why the

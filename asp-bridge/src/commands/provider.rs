@@ -1,12 +1,14 @@
-//! `asp-bridge provider hygiene`: the built-in check provider (hygiene-provider) on stdio, as the
-//! embedded host starts it. Stdout carries the inner seam's frames only; logs go to stderr. It reads
-//! the workspace only through the host's callbacks.
+//! `asp-bridge provider hygiene` and `asp-bridge provider linters --linter JSON`: the built-in
+//! check providers (hygiene-provider, linter-provider) on stdio, as the embedded host starts them.
+//! Stdout carries the inner seam's frames only; logs go to stderr. They read the workspace only
+//! through the host's callbacks.
 
 use std::io::Read as _;
 
 use anyhow::Context as _;
 use hygiene_provider::Identity;
-use rpc_peer::child::program::{BUILD_FINGERPRINT_ENV, is_sha256_digest};
+use linter_provider::preset::Linter;
+use rpc_peer::child::program::{self, BUILD_FINGERPRINT_ENV, is_sha256_digest};
 use sha2::{Digest as _, Sha256};
 
 use crate::flags::{ProviderArgs, ProviderKind};
@@ -14,24 +16,55 @@ use crate::flags::{ProviderArgs, ProviderKind};
 pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
     match args.provider {
         ProviderKind::Hygiene => {
-            // The host that runs this from its own executable hands over the digest it computed
-            // of that file; run by hand, the provider hashes itself.
-            let fingerprint = match std::env::var(BUILD_FINGERPRINT_ENV) {
-                Ok(digest) if is_sha256_digest(&digest) => digest,
-                _ => tokio::task::spawn_blocking(build_fingerprint)
-                    .await
-                    .context("hashing this executable stopped")??,
-            };
-            let identity = Identity {
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                fingerprint,
-            };
+            let identity = identity().await?;
             // The provider owns this process's stdin and stdout: they are its transport.
             let (input, output) = crate::stdio::pipes();
             hygiene_provider::serve(input, output, identity).await?;
         }
+        ProviderKind::Linters { linter } => {
+            let entry: serde_json::Value =
+                serde_json::from_str(&linter).context("--linter must be a JSON object")?;
+            let mut linter = Linter::from_config(&entry)?;
+            linter.command[0] = installed(&linter)?;
+            let identity = identity().await?;
+            let (input, output) = crate::stdio::pipes();
+            linter_provider::serve(input, output, linter, identity).await?;
+        }
     }
     Ok(())
+}
+
+/// The linter's program, resolved once as the host resolves a provider's (so a relative name does
+/// not change meaning in the scratch folder it runs in); a missing one is named with what to
+/// install, and the provider does not start.
+fn installed(linter: &Linter) -> anyhow::Result<String> {
+    let program = &linter.command[0];
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    match program::resolve(program, &cwd) {
+        Some(path) => Ok(path.to_string_lossy().into_owned()),
+        None => anyhow::bail!(
+            "{program} is not installed (no executable `{program}` on PATH){}",
+            linter
+                .install
+                .as_ref()
+                .map_or_else(String::new, |how| format!("; install it with `{how}`"))
+        ),
+    }
+}
+
+/// Who this build is: the host that runs it from its own executable hands over the digest it
+/// computed of that file; run by hand, the provider hashes itself.
+async fn identity() -> anyhow::Result<Identity> {
+    let fingerprint = match std::env::var(BUILD_FINGERPRINT_ENV) {
+        Ok(digest) if is_sha256_digest(&digest) => digest,
+        _ => tokio::task::spawn_blocking(build_fingerprint)
+            .await
+            .context("hashing this executable stopped")??,
+    };
+    Ok(Identity {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        fingerprint,
+    })
 }
 
 /// `sha256:<hex>` of this executable: a new build has a new fingerprint.

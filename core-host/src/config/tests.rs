@@ -52,7 +52,10 @@ read = ["src/**", "!**/.env*"]
     .unwrap();
     assert_eq!(config.providers.len(), 2);
     let hygiene = &config.providers[0];
-    assert_eq!((hygiene.id.as_str(), hygiene.builtin), ("hygiene", true));
+    assert_eq!(
+        (hygiene.id.as_str(), hygiene.builtin),
+        ("hygiene", Some(&HYGIENE))
+    );
     assert_eq!(hygiene.command, exe());
     let opcore = &config.providers[1];
     assert_eq!(opcore.id, "opcore");

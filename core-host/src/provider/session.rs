@@ -70,7 +70,7 @@ impl Session {
         let integrity = tokio::task::spawn_blocking(move || {
             resolved.map_or_else(|| UNKNOWN.to_owned(), |path| integrity_of(&path))
         });
-        let integrity = if spec.builtin {
+        let integrity = if spec.builtin.is_some() {
             Integrity::Known(integrity.await.unwrap_or_else(|_| UNKNOWN.to_owned()))
         } else {
             Integrity::Hashing(integrity)

@@ -452,6 +452,7 @@ fn no_check_starts_once_its_evaluation_is_gone_or_past_its_deadline() {
             path: format!("f{i}.txt"),
             change: ChangeKind::Create,
             which: Which::After,
+            blob: provider_kit::digest::blob_id(&bytes),
             bytes: Arc::new(bytes),
             other: None,
             added: true,

@@ -1,0 +1,296 @@
+//! The linter runner as a checker on the provider kit: it wants the files its globs name, finds
+//! the configuration files that apply to them (the baseline's, or the change's where the change
+//! touches them), answers from what it kept for files it linted already, and lints the rest in
+//! one run. The kit does everything around it (the grant, reading the files, both sides of the
+//! comparison, the caps and the Assessment).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use provider_kit::{About, Blob, Checked, Checker, Run, Side, Workspace};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::kept::{Kept, Key};
+use crate::preset::Linter;
+use crate::{Error, lint, to_kit};
+
+/// One linter as a checker.
+pub(crate) struct Lint {
+    linter: Linter,
+    files: GlobSet,
+    about: About,
+    kept: Mutex<Kept>,
+}
+
+/// Serves the inner seam over `reader`/`writer` with `linter`'s checks until the host closes its
+/// end or sends `exit`.
+pub async fn serve<R, W>(
+    reader: R,
+    writer: W,
+    linter: Linter,
+    identity: provider_kit::Identity,
+) -> crate::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let checker = Lint::new(linter)?;
+    provider_kit::serve(reader, writer, checker, identity)
+        .await
+        .map_err(|e| Error::Config(e.to_string()))
+}
+
+impl Lint {
+    pub(crate) fn new(linter: Linter) -> crate::Result<Lint> {
+        let mut globs = GlobSetBuilder::new();
+        for glob in &linter.files {
+            let glob = GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| Error::Config(format!("`files`: {e}")))?;
+            globs.add(glob);
+        }
+        let files = globs
+            .build()
+            .map_err(|e| Error::Config(format!("`files`: {e}")))?;
+        // One linter per process: its id lives as long as the process.
+        let id: &'static str = Box::leak(linter.id.clone().into_boxed_str());
+        Ok(Lint {
+            linter,
+            files,
+            about: About {
+                id,
+                source: id,
+                publisher: "asp-bridge",
+                per_rule_cap: None,
+            },
+            kept: Mutex::new(Kept::default()),
+        })
+    }
+
+    /// The rule that stands for all of this linter's own (`ruff/*`).
+    fn every_rule(&self) -> String {
+        format!("{}/*", self.linter.id)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The configuration files that apply to `paths` (named by `config-files`, in a folder on the
+    /// way to one of them): the change's version where the change touches them, else the
+    /// baseline's; by path, with their blob ids.
+    async fn configs<W: Workspace>(
+        &self,
+        paths: &[&str],
+        run: &Run<'_, Self, W>,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let mut found = BTreeMap::new();
+        if self.linter.config_files.is_empty() {
+            return Ok(found);
+        }
+        let wanted: Vec<String> = paths
+            .iter()
+            .flat_map(|path| folders_of(path))
+            .flat_map(|folder| {
+                self.linter
+                    .config_files
+                    .iter()
+                    .map(move |name| join(folder, name))
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let globs = self
+            .linter
+            .config_files
+            .iter()
+            .map(|name| format!("**/{}", globset::escape(name)))
+            .collect();
+        let (entries, truncated) = run.list_globs(globs).await.map_err(|e| {
+            format!(
+                "could not list {}'s configuration files: {e}",
+                self.linter.id
+            )
+        })?;
+        if truncated {
+            return Err(format!(
+                "the host cut the list of {}'s configuration files short",
+                self.linter.id
+            ));
+        }
+        let baseline: HashMap<String, String> = entries
+            .into_iter()
+            .filter(|e| e.kind == "file")
+            .map(|e| (e.path, e.blob_id))
+            .collect();
+        for path in wanted {
+            let blob = match run.changed(&path) {
+                Some(after) => after.map(str::to_owned),
+                None => baseline.get(&path).cloned(),
+            };
+            if let Some(blob) = blob {
+                found.insert(path, blob);
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The folders a repository path is in, from the root down (`""`, `src`, `src/pkg`).
+fn folders_of(path: &str) -> impl Iterator<Item = &str> {
+    std::iter::once("").chain(path.match_indices('/').map(|(i, _)| &path[..i]))
+}
+
+fn join(folder: &str, name: &str) -> String {
+    if folder.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{folder}/{name}")
+    }
+}
+
+/// Whether the configuration file at `config` applies to `path` (it is in one of its folders).
+fn applies(config: &str, path: &str) -> bool {
+    match config.rsplit_once('/') {
+        None => true,
+        Some((folder, _)) => path.starts_with(folder) && path[folder.len()..].starts_with('/'),
+    }
+}
+
+impl Checker for Lint {
+    type Rule = String;
+    type Settings = ();
+
+    fn about(&self) -> About {
+        self.about
+    }
+
+    fn rules(&self) -> Vec<String> {
+        vec![self.every_rule()]
+    }
+
+    fn rule_id<'r>(&'r self, rule: &'r String) -> &'r str {
+        rule
+    }
+
+    fn parse_rule(&self, id: &str) -> Option<String> {
+        id.strip_prefix(self.linter.id.as_str())
+            .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+            .then(|| id.to_owned())
+    }
+
+    fn configure(&self, configuration: Option<&Value>) -> Result<((), Value), String> {
+        match configuration {
+            Some(Value::Object(settings)) if !settings.is_empty() => Err(format!(
+                "{} takes its settings from the host's configuration, not from the request",
+                self.linter.id
+            )),
+            _ => Ok(((), self.linter.to_config())),
+        }
+    }
+
+    fn wants(&self, _settings: &(), path: &str) -> bool {
+        self.files.is_match(path)
+    }
+
+    async fn check<W: Workspace>(
+        &self,
+        sides: Vec<Side>,
+        run: &Run<'_, Self, W>,
+    ) -> Result<Vec<Checked>, String> {
+        if sides.is_empty() {
+            return Ok(Vec::new());
+        }
+        let paths: Vec<&str> = sides.iter().map(|s| s.path.as_str()).collect();
+        let configs = self.configs(&paths, run).await?;
+        let key = |side: &Side| Key {
+            path: side.path.clone(),
+            blob: side.blob.clone(),
+            configs: configs
+                .iter()
+                .filter(|(config, _)| applies(config, &side.path))
+                .map(|(p, b)| (p.clone(), b.clone()))
+                .collect(),
+        };
+        let mut found: Vec<Option<Vec<provider_kit::Finding>>> = {
+            let kept = self.kept();
+            sides.iter().map(|side| kept.get(&key(side))).collect()
+        };
+        let todo: Vec<usize> = (0..sides.len()).filter(|&i| found[i].is_none()).collect();
+        let mut checked_notes = Vec::new();
+        let mut cut = 0;
+        if !todo.is_empty() {
+            let read = run.read_blobs(configs.values().cloned().collect()).await;
+            if let Some((id, why)) = read.failures.iter().next() {
+                return Err(format!("could not read a configuration file ({id}): {why}"));
+            }
+            let config_bytes: Vec<(String, Blob)> = configs
+                .iter()
+                .filter_map(|(path, id)| {
+                    read.blobs
+                        .get(id)
+                        .map(|bytes| (path.clone(), Blob::new(bytes.clone())))
+                })
+                .collect();
+            let files: Vec<(String, Blob)> = todo
+                .iter()
+                .map(|&i| (sides[i].path.clone(), sides[i].bytes.clone()))
+                .collect();
+            let mut linted = lint::lint(&self.linter, files, config_bytes, run.deadline).await?;
+            cut = linted.cut;
+            checked_notes = linted.notes;
+            let mut kept = self.kept();
+            for &i in &todo {
+                let side = &sides[i];
+                let findings = to_kit::findings(
+                    linted.found.remove(&side.path).unwrap_or_default(),
+                    &side.bytes,
+                );
+                // A run that dropped findings is not kept: the next one may keep them all.
+                if cut == 0 {
+                    kept.put(key(side), findings.clone());
+                }
+                found[i] = Some(findings);
+            }
+        }
+        let every = self.every_rule();
+        let all_rules = run.rules.contains(&every);
+        let mut checked: Vec<Checked> = found
+            .into_iter()
+            .map(|findings| Checked {
+                findings: findings
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|f| all_rules || run.rules.contains(&f.code))
+                    .collect(),
+                ..Checked::default()
+            })
+            .collect();
+        if let Some(first) = checked.first_mut() {
+            first.cut = cut;
+            first.notes = checked_notes;
+        }
+        Ok(checked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configuration_file_applies_to_the_files_below_its_folder() {
+        assert!(applies("pyproject.toml", "src/a.py"));
+        assert!(applies("src/pyproject.toml", "src/a.py"));
+        assert!(applies("src/pyproject.toml", "src/deep/a.py"));
+        assert!(!applies("src/pyproject.toml", "srcx/a.py"));
+        assert!(!applies("lib/pyproject.toml", "src/a.py"));
+        assert_eq!(
+            folders_of("src/pkg/a.py").collect::<Vec<_>>(),
+            ["", "src", "src/pkg"]
+        );
+    }
+}

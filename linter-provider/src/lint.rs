@@ -1,0 +1,262 @@
+//! One batch of files linted: the files and their configuration files written into a fresh
+//! scratch tree (off the async threads), the linter run there once (or once per file, for a
+//! command with `{path}`) within the evaluation's deadline, and what it printed read as SARIF (or
+//! shellcheck's json1) and mapped back to the files. Every way a run can fail is an error that
+//! says why, with the tool's stderr, filtered; the scratch tree is gone however it ended.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use provider_kit::{Blob, MAX_DIAGNOSTICS};
+use serde_json::Value;
+
+use crate::from_sarif::{self, Context, Mapped};
+use crate::preset::{Linter, Output, Placeholders};
+use crate::scratch::Scratch;
+use crate::tool::{self, Limits, Ran};
+use crate::{Error, from_shellcheck};
+
+/// Most bytes of output one run may print (or write to `{out}`); past them it is stopped.
+pub(crate) const MAX_OUTPUT: usize = 16 << 20;
+/// Bytes of a run's stderr kept for the error it causes.
+const MAX_STDERR: usize = 8 << 10;
+/// Of which this much is said.
+const STDERR_SAID: usize = 600;
+/// The file a command's `{out}` names, in a private folder beside the scratch tree.
+const OUT_FILE: &str = "out.sarif";
+
+/// What a batch gave: the findings of each file, by repository path, and what was dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Linted {
+    pub(crate) found: HashMap<String, Vec<from_sarif::Finding>>,
+    /// Findings past the cap.
+    pub(crate) cut: usize,
+    /// What was dropped and why (results on other files or outside the tree).
+    pub(crate) notes: Vec<String>,
+}
+
+/// Lints `files` (repository path, bytes) with `configs` beside them, by `deadline`.
+pub(crate) async fn lint(
+    linter: &Linter,
+    files: Vec<(String, Blob)>,
+    configs: Vec<(String, Blob)>,
+    deadline: Instant,
+) -> Result<Linted, String> {
+    let wants_out = linter.command.iter().any(|a| a.contains("{out}"));
+    let written = {
+        let files = files.clone();
+        tokio::task::spawn_blocking(move || materialise(&files, &configs, wants_out))
+    };
+    let (scratch, out_dir) = written
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("{}: {e}", linter.id))?;
+    let linted = run_all(linter, &files, &scratch, out_dir.as_ref(), deadline).await;
+    // Removing the tree is blocking work too.
+    tokio::task::spawn_blocking(move || drop((scratch, out_dir)));
+    linted
+}
+
+/// A scratch tree holding `configs` then `files`, and the private folder for `{out}`.
+fn materialise(
+    files: &[(String, Blob)],
+    configs: &[(String, Blob)],
+    wants_out: bool,
+) -> crate::Result<(Scratch, Option<tempfile::TempDir>)> {
+    let scratch = Scratch::new()?;
+    for (path, bytes) in configs {
+        // A configuration file that is also linted is written once, as the file.
+        if !files.iter().any(|(p, _)| p == path) {
+            scratch.write(path, bytes)?;
+        }
+    }
+    for (path, bytes) in files {
+        scratch.write(path, bytes)?;
+    }
+    let out = if wants_out {
+        Some(
+            tempfile::Builder::new()
+                .prefix("asp-bridge-lint-out-")
+                .tempdir()
+                .map_err(Error::Scratch)?,
+        )
+    } else {
+        None
+    };
+    Ok((scratch, out))
+}
+
+async fn run_all(
+    linter: &Linter,
+    files: &[(String, Blob)],
+    scratch: &Scratch,
+    out_dir: Option<&tempfile::TempDir>,
+    deadline: Instant,
+) -> Result<Linted, String> {
+    let root = scratch.root().to_string_lossy().into_owned();
+    let out = out_dir.map(|d| d.path().join(OUT_FILE));
+    let out_text = out
+        .as_ref()
+        .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
+    let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    let runs: Vec<&[String]> = if linter.per_file() {
+        paths.chunks(1).collect()
+    } else {
+        vec![&paths[..]]
+    };
+    let mut linted = Linted::default();
+    for run_files in runs {
+        let argv = linter.argv(&Placeholders {
+            files: run_files,
+            root: &root,
+            out: &out_text,
+        });
+        let limits = Limits {
+            deadline: deadline.saturating_duration_since(Instant::now()),
+            max_stdout: MAX_OUTPUT,
+            max_stderr: MAX_STDERR,
+        };
+        let ran = tool::run(&argv, scratch.root(), limits)
+            .await
+            .map_err(|e| said(&e.to_string()))?;
+        let output = output_of(linter, ran, out.as_deref()).await?;
+        let given: Vec<(String, Blob)> = files
+            .iter()
+            .filter(|(p, _)| run_files.contains(p))
+            .cloned()
+            .collect();
+        let (owned, root) = (linter.clone(), scratch.root().to_path_buf());
+        let mapped = tokio::task::spawn_blocking(move || map(&owned, &root, &given, &output))
+            .await
+            .map_err(|e| e.to_string())??;
+        linted.cut += mapped.cut;
+        for finding in mapped.findings {
+            linted
+                .found
+                .entry(finding.path.clone())
+                .or_default()
+                .push(finding);
+        }
+        if mapped.outside > 0 {
+            linted.notes.push(format!(
+                "{}: {} results located outside the files it was given were dropped",
+                linter.id, mapped.outside
+            ));
+        }
+        if mapped.not_given > 0 {
+            linted.notes.push(format!(
+                "{}: {} results on files that are not in the change were dropped",
+                linter.id, mapped.not_given
+            ));
+        }
+    }
+    Ok(linted)
+}
+
+/// What a finished run printed (or wrote to `{out}`), once its exit says it worked.
+async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Vec<u8>, String> {
+    let program = &linter.command[0];
+    let stderr = || {
+        let text = String::from_utf8_lossy(&ran.stderr);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("; its stderr: {}", said(text))
+        }
+    };
+    if ran.stdout_over {
+        return Err(format!(
+            "{program} printed more than {} MiB; it was stopped{}",
+            MAX_OUTPUT >> 20,
+            stderr()
+        ));
+    }
+    match ran.code {
+        Some(code) if linter.ok_exit.contains(&code) => {}
+        Some(code) => {
+            return Err(format!(
+                "{program} exited with status {code}, which is not one of {:?}{}",
+                linter.ok_exit,
+                stderr()
+            ));
+        }
+        None => return Err(format!("{program} was ended by a signal{}", stderr())),
+    }
+    let bytes = match out {
+        None => ran.stdout,
+        Some(path) => {
+            let path = path.to_path_buf();
+            tokio::task::spawn_blocking(move || read_out(&path))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{program} wrote no readable output: {e}"))?
+        }
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(format!("{program} printed nothing{}", stderr()));
+    }
+    Ok(bytes)
+}
+
+/// The `{out}` file: a regular file (never a link or a FIFO) of at most [`MAX_OUTPUT`] bytes.
+fn read_out(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_OUTPUT {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {} MiB",
+            MAX_OUTPUT >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Reads `output` as the linter's format and maps it to the files it was given.
+fn map(
+    linter: &Linter,
+    root: &Path,
+    given: &[(String, Blob)],
+    output: &[u8],
+) -> Result<Mapped, String> {
+    let program = &linter.command[0];
+    let value: Value = serde_json::from_slice(output).map_err(|e| {
+        format!("{program}'s output is not JSON (cut short, or not the format asked for): {e}")
+    })?;
+    let files: HashMap<String, &[u8]> = given
+        .iter()
+        .map(|(p, b)| (p.clone(), b.as_slice()))
+        .collect();
+    let cx = Context {
+        linter: &linter.id,
+        root,
+        files: &files,
+        columns: linter.columns,
+        max_results: MAX_DIAGNOSTICS,
+        rule_uri: linter.rule_uri.as_deref(),
+    };
+    let mapped = match linter.output {
+        Output::Sarif => from_sarif::map(&value, &cx),
+        Output::ShellcheckJson1 => from_shellcheck::map(&value, &cx),
+    }
+    .map_err(|e| format!("{program}: {e}"))?;
+    if let Some(why) = &mapped.failed {
+        return Err(format!("{program} said its run failed: {why}"));
+    }
+    Ok(mapped)
+}
+
+/// Untrusted tool text as it may be said: filtered, on one line, capped.
+fn said(text: &str) -> String {
+    asp_wire::text::one_line(text, STDERR_SAID).into_owned()
+}
