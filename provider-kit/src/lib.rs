@@ -11,6 +11,8 @@ mod checker;
 pub mod digest;
 mod error;
 mod evaluate;
+#[cfg(feature = "memory")]
+pub mod memory;
 mod request;
 mod server;
 pub mod text;

@@ -1,80 +1,15 @@
 //! The evaluation against an in-memory host: what is read, what is found, and assessments that
 //! validate against `check-assessment.schema.json` with the exact `validAsOf`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use provider_kit::wire::{BlobData, TreeEntry};
+use provider_kit::memory::Memory;
+use provider_kit::wire::TreeEntry;
 use provider_kit::{Cancel, ChangeKind, Identity, MAX_DIAGNOSTICS, Request, Which, evaluate};
 use serde_json::{Value, json};
 
 use super::*;
-
-/// A host that serves blobs from memory and records what it was asked.
-#[derive(Default)]
-struct Memory {
-    blobs: HashMap<String, Vec<u8>>,
-    tree: Vec<TreeEntry>,
-    refuse: Vec<String>,
-    asked: Mutex<Vec<Vec<String>>>,
-    /// `workspace/listTree` fails (a host without it).
-    no_list: bool,
-}
-
-impl Memory {
-    fn add(&mut self, bytes: &[u8]) -> String {
-        let id = provider_kit::digest::blob_id(bytes);
-        self.blobs.insert(id.clone(), bytes.to_vec());
-        id
-    }
-}
-
-impl Workspace for Memory {
-    fn read_blobs(
-        &self,
-        ids: Vec<String>,
-        _timeout: Duration,
-    ) -> impl Future<Output = Result<Vec<BlobData>, String>> + Send {
-        self.asked.lock().unwrap().push(ids.clone());
-        let refused = ids.iter().any(|id| self.refuse.contains(id));
-        let sent: Vec<BlobData> = ids
-            .iter()
-            .filter_map(|id| {
-                self.blobs.get(id).map(|bytes| BlobData {
-                    id: id.clone(),
-                    encoding: "base64".into(),
-                    bytes: STANDARD.encode(bytes),
-                })
-            })
-            .collect();
-        async move {
-            if refused {
-                Err("host refused workspace/readBlob: outside the grant (code -32012)".into())
-            } else {
-                Ok(sent)
-            }
-        }
-    }
-
-    fn list_tree(
-        &self,
-        _paths: Option<Vec<String>>,
-        _timeout: Duration,
-    ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send {
-        let tree = self.tree.clone();
-        let no_list = self.no_list;
-        async move {
-            if no_list {
-                Err("method not found: workspace/listTree (code -32601)".into())
-            } else {
-                Ok((tree, false))
-            }
-        }
-    }
-}
 
 fn provenance() -> Identity {
     Identity {
