@@ -10,6 +10,7 @@ mod host_choice;
 mod hostile;
 mod hostile_git;
 mod leave_out;
+mod linters;
 mod load;
 mod lsp;
 mod mcp;

@@ -338,3 +338,66 @@ fn every_built_in_provider_is_required_for_call_sites_that_exist() {
         [CallSite::Interactive, CallSite::Sweep]
     );
 }
+
+#[test]
+fn a_linter_entry_enrolls_the_built_in_runner_with_its_own_keys_handed_over() {
+    let config = parse(
+        r#"
+exclude = ["vendor/**"]
+[[linter]]
+preset = "ruff"
+[[linter]]
+id = "shellcheck-strict"
+preset = "shellcheck"
+ok-exit = [0, 1]
+required-for = ["sweep"]
+timeout-ms = 5000
+disable = ["shellcheck-strict/SC2086"]
+"#,
+    )
+    .unwrap();
+    let ids: Vec<&str> = config.providers.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["hygiene", "ruff", "shellcheck-strict"]);
+    let ruff = &config.providers[1];
+    assert_eq!(ruff.builtin, Some(&crate::builtin::LINTERS));
+    assert_eq!(
+        ruff.command[..4],
+        ["/usr/bin/asp-bridge", "provider", "linters", "--linter"]
+    );
+    let handed: Value = serde_json::from_str(&ruff.command[4]).unwrap();
+    assert_eq!(handed, json!({"id": "ruff", "preset": "ruff"}));
+    assert!(ruff.required_for.is_empty(), "advisory unless it says so");
+    assert_eq!(
+        ruff.leave_out.exclude[0].glob, "vendor/**",
+        "the top level's exclude"
+    );
+    let strict = &config.providers[2];
+    let handed: Value = serde_json::from_str(&strict.command[4]).unwrap();
+    assert_eq!(
+        handed,
+        json!({"id": "shellcheck-strict", "preset": "shellcheck", "ok-exit": [0, 1]}),
+        "the host's own keys stay with the host"
+    );
+    assert_eq!(strict.required_for, [CallSite::Sweep]);
+    assert_eq!(strict.leave_out.disable, ["shellcheck-strict/SC2086"]);
+    assert_eq!(strict.timeout, Duration::from_millis(5000));
+}
+
+#[test]
+fn a_linter_entry_in_error_is_named_by_line_and_key() {
+    let (line, key, message) = error("[[linter]]\nfiles = [\"*.py\"]\n");
+    assert_eq!((line, key.as_str()), (1, "linter[0].id"), "{message}");
+    assert!(message.contains("an `id` or a `preset`"), "{message}");
+    let (line, key, _) = error("[[linter]]\npreset = \"ruff\"\n[[linter]]\npreset = \"ruff\"\n");
+    assert_eq!((line, key.as_str()), (4, "linter[1].id"));
+    let (line, key, _) = error("[[linter]]\npreset = \"ruff\"\nok-exit = \"0\"\n");
+    assert_eq!((line, key.as_str()), (3, "ok-exit"));
+    let (line, key, _) = error("[[linter]]\npreset = \"ruff\"\ncolums = \"utf8\"\n");
+    assert_eq!((line, key.as_str()), (3, "colums"));
+    let (line, key, _) = error("[[linter]]\npreset = \"hygiene\"\n");
+    assert_eq!(
+        (line, key.as_str()),
+        (2, "linter[0].id"),
+        "hygiene's id is taken"
+    );
+}

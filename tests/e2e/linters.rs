@@ -1,0 +1,389 @@
+//! Linters as providers of the embedded host, for real: ruff, shellcheck and hadolint from the test
+//! venv (`scripts/test.sh` installs them, pinned), enrolled by nothing but `[[linter]] preset = …`
+//! entries in the user's `host.toml`. Their findings reach the SARIF log (schema and Multitool),
+//! MCP `asp_diagnostics` and headless Neovim at the same places; `introduced` leaves out what only
+//! moved; a missing linter is named in `status` with what to install. A missing tool fails these
+//! tests where `ASP_BRIDGE_REQUIRE_TOOLS` is set and skips them loudly elsewhere.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::mcp::{LEGACY, McpClient};
+
+use crate::embedded::{clean_env, multitool_errors, outside_with_home};
+use crate::lsp::{find_nvim, neovim};
+use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
+
+const LIMIT: Duration = Duration::from_secs(120);
+/// git and sh, and no `asp`.
+const SYSTEM_PATH: &str = "/usr/bin:/bin";
+/// The user's whole configuration: the three presets, nothing else.
+const HOST_TOML: &str = "[[linter]]\npreset = \"ruff\"\n\n[[linter]]\npreset = \"shellcheck\"\n\n[[linter]]\npreset = \"hadolint\"\n";
+
+/// A Python file with an unused import (`ruff/F401` at `os`, line 1, columns 8–10).
+const PYTHON: &str = "import os\n";
+/// A shell script with an unquoted variable after `😀é` (`shellcheck/SC2086` at `$1`, line 2).
+const SHELL: &str = "#!/bin/sh\necho \"😀é\" $1\n";
+/// A Dockerfile with an unpinned base image (`hadolint/DL3006`, line 1; hadolint gives lines only).
+const DOCKERFILE: &str = "FROM ubuntu\n";
+
+/// The venv folder with all three linters, or `None` (the test is skipped, or fails under CI).
+fn linters() -> Option<PathBuf> {
+    let bin = std::env::var_os("ASP_BRIDGE_PYTHON")
+        .and_then(|python| Path::new(&python).parent().map(Path::to_owned));
+    let found = bin.filter(|bin| {
+        ["ruff", "shellcheck", "hadolint"]
+            .iter()
+            .all(|tool| bin.join(tool).is_file())
+    });
+    if found.is_none() {
+        test_support::skip::skip(
+            "ruff, shellcheck and hadolint are not in the test venv (scripts/test.sh installs them)",
+        );
+    }
+    found
+}
+
+/// A user with nothing but [`HOST_TOML`] in `$XDG_CONFIG_HOME/asp-bridge/host.toml` and the linters
+/// on `PATH`.
+struct User {
+    home: PathBuf,
+    path: String,
+    _outside: Scratch,
+}
+
+impl User {
+    fn new(bin: &Path, host_toml: &str) -> User {
+        let (outside, home) = outside_with_home();
+        std::fs::create_dir_all(home.join("asp-bridge")).unwrap();
+        std::fs::write(home.join("asp-bridge/host.toml"), host_toml).unwrap();
+        User {
+            home,
+            path: format!("{}:{SYSTEM_PATH}", bin.display()),
+            _outside: outside,
+        }
+    }
+
+    fn env(&self, command: &mut Command) {
+        clean_env(command, &self.home);
+        command.env("PATH", &self.path);
+    }
+
+    fn run(&self, repo: &Path, args: &[&str]) -> Run {
+        run_bridge_with(args, repo, LIMIT, |c| self.env(c))
+    }
+
+    /// `asp-bridge sarif` with `extra` flags: the log, valid against the OASIS schema.
+    fn sarif(&self, repo: &Path, extra: &[&str]) -> Value {
+        let log_path = repo.join(".git/linters.sarif");
+        let mut args = vec!["sarif", "--output", log_path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let run = self.run(repo, &args);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let log: Value =
+            serde_json::from_str(&std::fs::read_to_string(&log_path).unwrap()).unwrap();
+        let errors = sarif_export::schema::errors(&log);
+        assert!(errors.is_empty(), "{errors:#?}");
+        log
+    }
+
+    /// MCP `asp_diagnostics` with `arguments` over a bare client: the findings.
+    fn mcp_findings(&self, repo: &Path, arguments: Value) -> Vec<Value> {
+        let mut command = Command::new(bridge_bin());
+        command.arg("mcp").current_dir(repo);
+        self.env(&mut command);
+        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
+        let result = client.call("asp_diagnostics", arguments);
+        client.close();
+        assert_ne!(result["isError"], true, "{result:#}");
+        result["structuredContent"]["findings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("findings in {result:#}"))
+    }
+}
+
+/// A repository with one commit, and `files` written on top of it (untracked: changed).
+fn repository(files: &[(&str, &str)]) -> Scratch {
+    let scratch = Scratch::git_repo();
+    for (path, text) in files {
+        std::fs::write(scratch.path().join(path), text).unwrap();
+    }
+    scratch
+}
+
+/// `(ruleId, uri, region)` of every result of the log's first run.
+fn regions(log: &Value) -> BTreeSet<(String, String, String)> {
+    log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let location = &r["locations"][0]["physicalLocation"];
+            let region = &location["region"];
+            (
+                r["ruleId"].as_str().unwrap().to_owned(),
+                location["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                format!(
+                    "{}:{}-{}:{}",
+                    region["startLine"],
+                    region["startColumn"],
+                    region["endLine"],
+                    region["endColumn"]
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `(code, path, 0-based range)` of MCP findings.
+fn mcp_ranges(findings: &[Value]) -> BTreeSet<(String, String, String)> {
+    findings
+        .iter()
+        .map(|f| {
+            let r = &f["rangeZeroBased"];
+            (
+                f["code"].as_str().unwrap().to_owned(),
+                f["path"].as_str().unwrap().to_owned(),
+                format!(
+                    "{}:{}-{}:{}",
+                    r["startLine0"], r["startCharacter0"], r["endLine0"], r["endCharacter0"]
+                ),
+            )
+        })
+        .collect()
+}
+
+fn set(items: &[(&str, &str, &str)]) -> BTreeSet<(String, String, String)> {
+    items
+        .iter()
+        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
+/// What headless Neovim shows for `file` (`DIAG lnum col end_lnum end_col severity code source`,
+/// columns in bytes as Neovim counts them).
+fn neovim_shows(nvim: &Path, user: &User, repo: &Path, file: &str) -> Vec<String> {
+    let cache = repo.join(".git/nvim-cache");
+    let mut command = neovim(nvim, repo, &[], &cache);
+    user.env(&mut command);
+    command.env("ASP_BRIDGE_LSP_FILE", file);
+    let output = test_support::process::wait_output(command.spawn().expect("spawn nvim"), LIMIT);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("STOPPED true"),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("DIAG "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The end state: a fresh repository, three presets in `host.toml`, and each front end
+/// shows the three findings at the places the tools name.
+#[test]
+fn the_three_presets_findings_reach_sarif_mcp_and_neovim_at_the_same_places() {
+    let Some(bin) = linters() else { return };
+    let user = User::new(&bin, HOST_TOML);
+    let scratch = repository(&[
+        ("app.py", PYTHON),
+        ("run.sh", SHELL),
+        ("Dockerfile", DOCKERFILE),
+    ]);
+    let repo = scratch.path().canonicalize().unwrap();
+
+    let log = user.sarif(&repo, &[]);
+    // SARIF columns are 1-based UTF-16 units: `$1` follows `echo "😀é" ` (11 units).
+    assert_eq!(
+        regions(&log),
+        set(&[
+            ("hadolint/DL3006", "Dockerfile", "1:1-1:12"),
+            ("ruff/F401", "app.py", "1:8-1:10"),
+            ("shellcheck/SC2086", "run.sh", "2:12-2:14"),
+        ]),
+        "{log:#}"
+    );
+    let rules: BTreeSet<&str> = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    for id in ["ruff/F401", "shellcheck/SC2086", "hadolint/DL3006"] {
+        assert!(rules.contains(id), "{id} is described: {rules:?}");
+    }
+    if let Some(errors) = multitool_errors(&repo.join(".git/linters.sarif"), &repo.join(".git")) {
+        assert!(errors.is_empty(), "Multitool errors: {errors:#?}");
+    }
+
+    let findings = user.mcp_findings(&repo, json!({}));
+    assert_eq!(
+        mcp_ranges(&findings),
+        set(&[
+            ("hadolint/DL3006", "Dockerfile", "0:0-0:11"),
+            ("ruff/F401", "app.py", "0:7-0:9"),
+            ("shellcheck/SC2086", "run.sh", "1:11-1:13"),
+        ]),
+        "{findings:#?}"
+    );
+
+    let Some(nvim) = find_nvim() else {
+        test_support::skip::skip(
+            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
+        );
+        return;
+    };
+    // Neovim counts columns in bytes: `$1` is at byte 14 (`😀` is 4 bytes, `é` 2).
+    for (file, shown) in [
+        ("app.py", "DIAG 0 7 0 9 1 ruff/F401 ruff"),
+        ("run.sh", "DIAG 1 14 1 16 3 shellcheck/SC2086 shellcheck"),
+        ("Dockerfile", "DIAG 0 0 0 11 2 hadolint/DL3006 hadolint"),
+    ] {
+        assert_eq!(neovim_shows(&nvim, &user, &repo, file), [shown], "{file}");
+    }
+    scratch.assert_no_orphans();
+}
+
+/// ruff counts columns in code points: after `😀é` its column and the UTF-16 offset differ by one
+/// (the emoji is two UTF-16 units). The offset every front end shows is the one found here from
+/// what ruff itself printed, run directly.
+#[test]
+fn a_ruff_finding_after_an_emoji_lands_where_ruff_put_it_in_every_front_end() {
+    let Some(bin) = linters() else { return };
+    let user = User::new(&bin, "[[linter]]\npreset = \"ruff\"\n");
+    let text = "print(\"😀é\", undefined)\n";
+    let scratch = repository(&[("emoji.py", text)]);
+    let repo = scratch.path().canonicalize().unwrap();
+    let direct = Command::new(bin.join("ruff"))
+        .args(["check", "--no-cache", "--output-format", "json", "emoji.py"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let printed: Value = serde_json::from_slice(&direct.stdout).unwrap();
+    let column = printed[0]["location"]["column"].as_u64().unwrap() as usize;
+    assert_eq!(printed[0]["code"], "F821", "{printed:#}");
+    let line = text.lines().next().unwrap();
+    let offset: usize = line.chars().take(column - 1).map(char::len_utf16).sum();
+    assert_eq!(
+        (column, offset),
+        (13, 13),
+        "code point 13 is UTF-16 offset 13 here"
+    );
+    let log = user.sarif(&repo, &[]);
+    let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(region["startColumn"], offset + 1, "{log:#}");
+    let findings = user.mcp_findings(&repo, json!({}));
+    assert_eq!(
+        findings[0]["rangeZeroBased"]["startCharacter0"], offset,
+        "{findings:#?}"
+    );
+}
+
+/// `--comparison introduced` (and MCP's) leaves out what the base already had, even when a commit
+/// moved it or edited its line, and keeps what the branch added.
+#[test]
+fn findings_that_only_moved_are_not_introduced_and_a_new_one_is() {
+    let Some(bin) = linters() else { return };
+    let user = User::new(&bin, HOST_TOML);
+    let scratch = repository(&[
+        ("app.py", PYTHON),
+        ("run.sh", SHELL),
+        ("Dockerfile", DOCKERFILE),
+    ]);
+    let repo = scratch.path().canonicalize().unwrap();
+    scratch.git(&["add", "."]);
+    scratch.git(&["commit", "-q", "-m", "findings"]);
+    // Each finding moved down a line; the shell one's line edited too.
+    for (path, text) in [
+        ("app.py", "\"\"\"An app.\"\"\"\nimport os\n"),
+        (
+            "run.sh",
+            "#!/bin/sh\n# says hello\nprintf '%s\\n' \"😀é\" $1\n",
+        ),
+        ("Dockerfile", "# syntax=docker/dockerfile:1\nFROM ubuntu\n"),
+    ] {
+        std::fs::write(repo.join(path), text).unwrap();
+    }
+    scratch.git(&["commit", "-q", "-am", "moved"]);
+    let everything = user.sarif(&repo, &["--base", "HEAD~1", "--comparison", "all"]);
+    assert_eq!(regions(&everything).len(), 3, "{everything:#}");
+    let introduced = user.sarif(&repo, &["--base", "HEAD~1", "--comparison", "introduced"]);
+    assert_eq!(regions(&introduced), BTreeSet::new(), "{introduced:#}");
+
+    // A new unused import on a new line, and an old one made unused on a line nobody touched.
+    std::fs::write(
+        repo.join("app.py"),
+        "\"\"\"An app.\"\"\"\nimport os\nimport sys\n",
+    )
+    .unwrap();
+    let introduced = user.sarif(&repo, &["--base", "HEAD~1", "--comparison", "introduced"]);
+    assert_eq!(
+        regions(&introduced),
+        set(&[("ruff/F401", "app.py", "3:8-3:11")]),
+        "{introduced:#}"
+    );
+    let findings = user.mcp_findings(&repo, json!({"comparison": "introduced"}));
+    assert_eq!(
+        mcp_ranges(&findings),
+        set(&[("ruff/F401", "app.py", "2:7-2:10")]),
+        "{findings:#?}"
+    );
+    scratch.assert_no_orphans();
+}
+
+/// A linter whose program is not installed is a provider that cannot start: `status` names the
+/// program and what to install; an optional one leaves the decision alone, a required one makes it
+/// `indeterminate`, never `allow`.
+#[test]
+fn a_linter_that_is_not_installed_is_named_with_what_to_install_and_never_allows_when_required() {
+    let (empty, _) = outside_with_home();
+    let optional = User::new(empty.path(), "[[linter]]\npreset = \"ruff\"\n");
+    let scratch = repository(&[("app.py", PYTHON)]);
+    let repo = scratch.path().canonicalize().unwrap();
+    let status = optional.run(&repo, &["status"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    let says = status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("degraded   ruff:"))
+        .unwrap_or_else(|| panic!("ruff is degraded: {}", status.stdout));
+    assert!(
+        says.contains("ruff is not installed") && says.contains("pip install ruff"),
+        "{says}"
+    );
+    let sarif = optional.run(&repo, &["sarif", "--output", "/dev/null"]);
+    assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
+    assert!(
+        sarif
+            .stderr
+            .contains("host decision allow; did not run: ruff (optional-degraded)"),
+        "optional: the decision stands, and says what did not run: {}",
+        sarif.stderr
+    );
+
+    let required = User::new(
+        empty.path(),
+        "[[linter]]\npreset = \"ruff\"\nrequired-for = [\"interactive\", \"sweep\"]\n",
+    );
+    let findings_call = {
+        let mut command = Command::new(bridge_bin());
+        command.arg("mcp").current_dir(&repo);
+        required.env(&mut command);
+        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
+        let result = client.call("asp_diagnostics", json!({}));
+        client.close();
+        result
+    };
+    let decision = &findings_call["structuredContent"]["decision"];
+    assert_eq!(decision, "indeterminate", "{findings_call:#}");
+    scratch.assert_no_orphans();
+}
