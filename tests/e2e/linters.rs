@@ -452,3 +452,139 @@ fn the_main_job_shows_the_linters_findings_and_says_what_to_install_for_the_rest
         "{said}"
     );
 }
+
+/// A linter's `exclude` keeps paths from it alone (the others still check them), its `disable`
+/// drops a rule's findings, and each answer says what was left out, never a clean result.
+#[test]
+fn a_linters_exclude_and_disable_leave_out_what_they_name_and_say_so() {
+    let Some(bin) = linters() else { return };
+    let user = User::new(
+        &bin,
+        "[[linter]]\npreset = \"ruff\"\nexclude = [\"vendor/**\"]\n\n[[linter]]\npreset = \"shellcheck\"\ndisable = [\"shellcheck/SC2086\"]\n",
+    );
+    let scratch = repository(&[("app.py", PYTHON), ("run.sh", SHELL)]);
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::create_dir(repo.join("vendor")).unwrap();
+    std::fs::write(repo.join("vendor/lib.py"), "import sys\n").unwrap();
+    let log = user.sarif(&repo, &[]);
+    assert_eq!(
+        regions(&log),
+        set(&[("ruff/F401", "app.py", "1:8-1:10")]),
+        "{log:#}"
+    );
+    let notes = crate::embedded::notifications(&log);
+    let said = serde_json::to_string(&notes).unwrap();
+    assert!(
+        said.contains("shellcheck/SC2086 (1 dropped)"),
+        "the disabled rule is said: {said}"
+    );
+    // Not a result (above), and named as left out.
+    assert!(
+        log.to_string().contains("vendor/lib.py"),
+        "the excluded path is named: {log:#}"
+    );
+}
+
+/// An editor's save re-lints only the saved file: the others of the change are answered from what
+/// the runner kept. ruff runs through a wrapper that records the files it is given.
+#[test]
+fn an_editor_save_re_lints_only_the_saved_file() {
+    use std::io::Write as _;
+    use test_support::lsp::{frame, frames};
+    let Some(bin) = linters() else { return };
+    let outside = Scratch::new();
+    let record = outside.path().join("ruff-runs");
+    let wrapper = outside.path().join("ruff-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.py) printf '%s ' \"$a\";; esac; done >> '{}'\necho >> '{}'\nexec '{}' \"$@\"\n",
+            record.display(),
+            record.display(),
+            bin.join("ruff").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let preset = linter_provider::preset::named("ruff").unwrap();
+    let mut command = preset.command.clone();
+    command[0] = wrapper.display().to_string();
+    let user = User::new(
+        &bin,
+        &format!(
+            "[[linter]]\npreset = \"ruff\"\ncommand = {}\n",
+            json!(command)
+        ),
+    );
+    let scratch = repository(&[("a.py", "import os\n"), ("b.py", "import sys\n")]);
+    let repo = scratch.path().canonicalize().unwrap();
+
+    let mut server = Command::new(bridge_bin());
+    server
+        .args(["lsp", "--debounce-ms", "0"])
+        .current_dir(&repo);
+    user.env(&mut server);
+    let mut child = server
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let frames = frames(child.stdout.take().unwrap());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |message: Value| stdin.write_all(&frame(&message)).unwrap();
+    let next = |wanted: &dyn Fn(&Value) -> bool| loop {
+        let message = frames.recv_timeout(LIMIT).expect("the server went silent");
+        if wanted(&message) {
+            return message;
+        }
+    };
+    let root = format!("file://{}", repo.display());
+    let uri = format!("{root}/a.py");
+    let published_with = |code: &'static str| {
+        let uri = uri.clone();
+        move |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri.as_str()
+                && m["params"]["diagnostics"].as_array().is_some_and(|d| {
+                    d.iter()
+                        .any(|d| d["message"].as_str().is_some_and(|t| t.contains(code)))
+                })
+        }
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"processId": null, "rootUri": root, "capabilities": {}}}));
+    next(&|m| m["id"] == 1);
+    send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "import os\n"}}}),
+    );
+    next(&published_with("`os`"));
+    std::fs::write(repo.join("a.py"), "import re\n").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {
+        "textDocument": {"uri": uri}, "text": "import re\n"}}),
+    );
+    next(&published_with("`re`"));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    next(&|m| m["id"] == 2);
+    send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    let _ = child.wait();
+    let runs = std::fs::read_to_string(&record).unwrap();
+    let runs: Vec<&str> = runs.lines().map(str::trim).collect();
+    assert_eq!(
+        runs.last(),
+        Some(&"a.py"),
+        "the save re-linted a.py alone: {runs:?}"
+    );
+    assert!(
+        runs[..runs.len() - 1].iter().any(|r| r.contains("b.py")),
+        "b.py was linted once, before: {runs:?}"
+    );
+    scratch.assert_no_orphans();
+}
