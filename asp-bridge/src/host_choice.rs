@@ -59,7 +59,11 @@ impl HostChoice {
         // The trusted configuration also names the git filter drivers the user allows (`[git]
         // filters`), for the bridge's own git commands whichever host is used; it must be valid
         // only when it is the embedded host's.
-        let trusted = core_host::config::Config::load(config.as_deref(), Vec::new());
+        let launcher = core_host::builtin::Launcher {
+            command: &[],
+            check_linter: crate::commands::provider::check_linter,
+        };
+        let trusted = core_host::config::Config::load(config.as_deref(), launcher);
         let trusted = match (&source, trusted) {
             (Source::Embedded { .. }, trusted) => {
                 Some(trusted.context("the embedded host's configuration")?)

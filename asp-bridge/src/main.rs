@@ -128,6 +128,11 @@ fn fail_class(error: &anyhow::Error) -> FailClass {
                             .downcast_ref::<hygiene_provider::Error>()
                             .map(hygiene_provider::Error::fail_class)
                     })
+                    .or_else(|| {
+                        cause
+                            .downcast_ref::<linter_provider::Error>()
+                            .map(linter_provider::Error::fail_class)
+                    })
             }
         })
         .unwrap_or(FailClass::Input)

@@ -3,6 +3,27 @@
 //! configuration loader, `status` and the CLI read this table; a new built-in provider (the linter
 //! runner) is a new row here, its settings in its table, and its checker behind the subcommand.
 
+/// How the built-in providers are started, with the linter runner's check of a `[[linter]]`'s own
+/// keys (which the host does not read: it hands them over as `--linter JSON`).
+#[derive(Clone, Copy, Debug)]
+pub struct Launcher<'a> {
+    /// This executable and `provider`, followed by each one's subcommand; empty, they cannot be
+    /// started.
+    pub command: &'a [String],
+    /// Why an entry's keys (as handed over) make no linter, if they do not.
+    pub check_linter: fn(&serde_json::Value) -> Result<(), String>,
+}
+
+impl<'a> Launcher<'a> {
+    /// Started by `command`; a linter's keys are checked by the runner when it starts.
+    pub fn new(command: &'a [String]) -> Launcher<'a> {
+        Launcher {
+            command,
+            check_linter: |_| Ok(()),
+        }
+    }
+}
+
 /// One built-in provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Builtin {

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use toml::Spanned;
 
-use crate::builtin::{Builtin, HYGIENE, LINTERS};
+use crate::builtin::{Builtin, HYGIENE, LINTERS, Launcher};
 use crate::error::{Error, Result};
 
 mod leave_out;
@@ -127,7 +127,7 @@ pub fn locate(explicit: Option<&Path>) -> Option<(PathBuf, bool)> {
 impl Config {
     /// Loads the configuration `locate` finds; `launcher` is how the built-in providers are
     /// started (this executable with `provider`, then each one's subcommand). Blocking.
-    pub fn load(explicit: Option<&Path>, launcher: Vec<String>) -> Result<Config> {
+    pub fn load(explicit: Option<&Path>, launcher: Launcher<'_>) -> Result<Config> {
         match locate(explicit) {
             Some((path, explicit)) => match read_capped(&path) {
                 Ok(text) => Config::parse(&text, &path, launcher),
@@ -146,20 +146,20 @@ impl Config {
     }
 
     /// The configuration when there is no file: the built-in providers alone.
-    pub fn defaults(launcher: Vec<String>) -> Config {
+    pub fn defaults(launcher: Launcher<'_>) -> Config {
         Config {
             source: None,
             providers: crate::builtin::BUILTINS
                 .iter()
                 .filter(|row| row.by_default)
-                .map(|row| builtin(row, &launcher, None))
+                .map(|row| builtin(row, launcher.command, None))
                 .collect(),
             git_filters: Vec::new(),
         }
     }
 
     /// Parses the text of `file`; `launcher` as for [`Config::load`].
-    pub fn parse(text: &str, file: &Path, launcher: Vec<String>) -> Result<Config> {
+    pub fn parse(text: &str, file: &Path, launcher: Launcher<'_>) -> Result<Config> {
         let fail = |span: Option<Range<usize>>, key: &str, message: String| Error::Config {
             file: file.display().to_string(),
             line: span.map_or(0, |s| line_of(text, s.start)),
@@ -210,7 +210,7 @@ impl Config {
                 crate::glob::check_bounds(read.get_ref())
                     .map_err(|m| fail(Some(read.span()), &key("read"), m))?;
             }
-            let mut spec = builtin(row, &launcher, hygiene_raw.read.clone());
+            let mut spec = builtin(row, launcher.command, hygiene_raw.read.clone());
             spec.leave_out = everywhere.and(&own);
             if let Some(sites) = &hygiene_raw.required_for {
                 spec.required_for = call_sites(sites)
@@ -283,10 +283,18 @@ impl Config {
                     format!("the id `{id}` is used twice"),
                 ));
             }
-            let mut spec = builtin(&LINTERS, &launcher, None);
+            let settings = entry.settings(&id);
+            (launcher.check_linter)(&settings).map_err(|m| {
+                fail(
+                    Some(span.clone()),
+                    &format!("{}[{index}]", LINTERS.table),
+                    m,
+                )
+            })?;
+            let mut spec = builtin(&LINTERS, launcher.command, None);
             if !spec.command.is_empty() {
                 spec.command.push("--linter".into());
-                spec.command.push(entry.settings(&id).to_string());
+                spec.command.push(settings.to_string());
             }
             spec.id = id;
             spec.leave_out = everywhere.and(&own);

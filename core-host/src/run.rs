@@ -26,6 +26,8 @@ pub struct Options {
     /// How the built-in providers are started: this executable and `provider`, followed by each
     /// one's subcommand ([`crate::builtin::BUILTINS`]); empty, they cannot be started.
     pub builtin_launcher: Vec<String>,
+    /// The linter runner's check of a `[[linter]]`'s own keys (see [`crate::builtin::Launcher`]).
+    pub check_linter: fn(&serde_json::Value) -> std::result::Result<(), String>,
 }
 
 /// Checks that `repo` is inside a git repository, as [`serve`] does first (with the same error),
@@ -43,7 +45,11 @@ where
 {
     let repo = options.repo.clone();
     let (config, workspace) = tokio::task::spawn_blocking(move || {
-        let config = config::Config::load(options.config.as_deref(), options.builtin_launcher)?;
+        let launcher = crate::builtin::Launcher {
+            command: &options.builtin_launcher,
+            check_linter: options.check_linter,
+        };
+        let config = config::Config::load(options.config.as_deref(), launcher)?;
         let workspace = snapshot::Workspace::open(&repo)?;
         Ok::<_, Error>((config, workspace))
     })

@@ -37,9 +37,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let checker = Lint::new(linter)?;
-    provider_kit::serve(reader, writer, checker, identity)
-        .await
-        .map_err(|e| Error::Config(e.to_string()))
+    Ok(provider_kit::serve(reader, writer, checker, identity).await?)
 }
 
 impl Lint {

@@ -29,6 +29,27 @@ pub enum Error {
     /// A configuration that cannot run: an unknown preset, an empty command.
     #[error("{0}")]
     Config(String),
+    /// The linter's program is not installed: what to install, when the linter says.
+    #[error("{program} is not installed (no executable `{program}` on PATH){}", install.as_ref().map_or_else(String::new, |how| format!("; install it with `{how}`")))]
+    NotInstalled {
+        program: String,
+        install: Option<String>,
+    },
+    /// Serving the host failed.
+    #[error(transparent)]
+    Kit(#[from] provider_kit::Error),
+}
+
+impl Error {
+    /// The ASP failClass of the failure: a configuration that cannot run is `input`; everything
+    /// else is the machine's state (`health`), or the connection's.
+    pub fn fail_class(&self) -> rpc_peer::FailClass {
+        match self {
+            Error::Path(_) | Error::Config(_) => rpc_peer::FailClass::Input,
+            Error::Kit(error) => error.fail_class(),
+            _ => rpc_peer::FailClass::Health,
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -588,3 +588,29 @@ fn an_editor_save_re_lints_only_the_saved_file() {
     );
     scratch.assert_no_orphans();
 }
+
+/// A `[[linter]]` the runner cannot read (an unknown preset) stops every command at once with an
+/// `input` error naming the file, the line and the entry, before any host starts.
+#[test]
+fn a_linter_entry_the_runner_cannot_read_is_an_input_error_naming_file_line_and_entry() {
+    let (_outside, home) = outside_with_home();
+    let config = home.join("host.toml");
+    std::fs::write(
+        &config,
+        "[[linter]]\npreset = \"ruff\"\n\n[[linter]]\npreset = \"eslint\"\n",
+    )
+    .unwrap();
+    let scratch = repository(&[("app.py", PYTHON)]);
+    let run = run_bridge_with(
+        &["sarif", "--config", config.to_str().unwrap()],
+        scratch.path(),
+        LIMIT,
+        |c| clean_env(c, &home),
+    );
+    crate::support::assert_failed(&run, 6, "input", "unknown linter preset \"eslint\"");
+    assert!(
+        run.stderr.contains("host.toml:4: linter[1]:"),
+        "{}",
+        run.stderr
+    );
+}

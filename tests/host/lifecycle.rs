@@ -271,6 +271,7 @@ async fn a_sigterm_while_the_providers_stop_ends_the_stop_at_once() {
         repo: repo.path().to_path_buf(),
         config: Some(config.file()),
         builtin_launcher: Vec::new(),
+        check_linter: |_| Ok(()),
     };
     let serve = core_host::serve(reader, writer, options);
     tokio::pin!(serve);

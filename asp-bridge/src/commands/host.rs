@@ -19,6 +19,7 @@ async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
         repo,
         config: args.config,
         builtin_launcher: vec![exe.to_string_lossy().into_owned(), "provider".into()],
+        check_linter: crate::commands::provider::check_linter,
     };
     let (input, output) = crate::stdio::pipes();
     core_host::serve(input, output, options).await?;

@@ -34,6 +34,14 @@ pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Why a `[[linter]]`'s own keys (as the host hands them over) make no linter, if they do not:
+/// the host's configuration loader asks this, so a mistake stops every command at once.
+pub(crate) fn check_linter(entry: &serde_json::Value) -> Result<(), String> {
+    Linter::from_config(entry)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 /// The linter's program, resolved once as the host resolves a provider's (so a relative name does
 /// not change meaning in the scratch folder it runs in); a missing one is named with what to
 /// install, and the provider does not start.
@@ -42,13 +50,11 @@ fn installed(linter: &Linter) -> anyhow::Result<String> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     match program::resolve(program, &cwd) {
         Some(path) => Ok(path.to_string_lossy().into_owned()),
-        None => anyhow::bail!(
-            "{program} is not installed (no executable `{program}` on PATH){}",
-            linter
-                .install
-                .as_ref()
-                .map_or_else(String::new, |how| format!("; install it with `{how}`"))
-        ),
+        None => Err(linter_provider::Error::NotInstalled {
+            program: program.clone(),
+            install: linter.install.clone(),
+        }
+        .into()),
     }
 }
 

@@ -12,8 +12,10 @@ fn exe() -> Vec<String> {
 }
 
 /// How the built-in providers are started: [`exe`] for hygiene.
-fn launcher() -> Vec<String> {
-    exe()[..2].to_vec()
+fn launcher() -> Launcher<'static> {
+    static COMMAND: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| exe()[..2].to_vec());
+    Launcher::new(&COMMAND)
 }
 
 fn parse(text: &str) -> Result<Config> {
@@ -399,5 +401,25 @@ fn a_linter_entry_in_error_is_named_by_line_and_key() {
         (line, key.as_str()),
         (2, "linter[0].id"),
         "hygiene's id is taken"
+    );
+}
+
+#[test]
+fn the_runners_check_of_a_linters_keys_stops_the_load_at_the_entry() {
+    fn check(entry: &Value) -> Result<(), String> {
+        match entry["preset"].as_str() {
+            Some("eslint") => Err("unknown linter preset \"eslint\"".into()),
+            _ => Ok(()),
+        }
+    }
+    let launcher = Launcher {
+        check_linter: check,
+        ..launcher()
+    };
+    let text = "[[linter]]\npreset = \"ruff\"\n\n[[linter]]\npreset = \"eslint\"\n";
+    let error = Config::parse(text, Path::new("host.toml"), launcher).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "host.toml:4: linter[1]: unknown linter preset \"eslint\""
     );
 }
