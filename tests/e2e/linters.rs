@@ -614,3 +614,47 @@ fn a_linter_entry_the_runner_cannot_read_is_an_input_error_naming_file_line_and_
         run.stderr
     );
 }
+
+/// The README's `host.toml` of its Linters section, as it stands there.
+fn readme_linters_block() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("the README");
+    let section = readme
+        .split_once("\n### Linters\n")
+        .expect("the README has a Linters section")
+        .1;
+    let block = section.split_once("```toml\n").expect("a toml block").1;
+    block
+        .split_once("```")
+        .expect("a closed toml block")
+        .0
+        .to_owned()
+}
+
+/// The README's Linters `host.toml`, verbatim, enrolls the three linters and each is ready.
+#[test]
+fn the_readmes_linters_host_toml_enrolls_three_ready_linters() {
+    let Some(bin) = linters() else { return };
+    let user = User::new(&bin, &readme_linters_block());
+    let scratch = repository(&[("app.py", PYTHON)]);
+    let status = user.run(scratch.path(), &["status"]);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    for id in ["ruff", "shellcheck", "hadolint"] {
+        assert!(
+            status
+                .stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("server     {id}: ready"))),
+            "{id}: {}",
+            status.stdout
+        );
+    }
+    assert!(
+        status.stdout.contains(
+            "hadolint: ready, enrollment enrolled; capabilities check; required for sweep"
+        ),
+        "{}",
+        status.stdout
+    );
+}
