@@ -455,6 +455,19 @@ pub(crate) fn lsp_published(
         .args(["lsp", "--debounce-ms", "0"])
         .current_dir(repo);
     clean_env(&mut command, home);
+    lsp_session(command, repo, path, text, wanted)
+}
+
+/// Runs `command` (an `asp-bridge lsp`) as a bare LSP client on `repo`: opens `path` with `text`,
+/// returns the first list of diagnostics published for it that holds one `wanted` accepts, and
+/// shuts the server down.
+pub(crate) fn lsp_session(
+    mut command: Command,
+    repo: &Path,
+    path: &str,
+    text: &str,
+    wanted: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -253,39 +253,98 @@ fn the_three_presets_findings_reach_sarif_mcp_and_neovim_at_the_same_places() {
     scratch.assert_no_orphans();
 }
 
-/// ruff counts columns in code points: after `😀é` its column and the UTF-16 offset differ by one
-/// (the emoji is two UTF-16 units). The offset every front end shows is the one found here from
-/// what ruff itself printed, run directly.
+/// ruff and shellcheck count columns in code points: after `😀é` a tool's column and the UTF-16
+/// offset differ by one (the emoji is two UTF-16 units). The offset the SARIF region, the MCP
+/// range and the LSP range show is the one found here from what the tool itself printed, run
+/// directly on the file.
 #[test]
-fn a_ruff_finding_after_an_emoji_lands_where_ruff_put_it_in_every_front_end() {
+fn a_finding_after_an_emoji_lands_where_the_tool_put_it_in_every_front_end() {
     let Some(bin) = linters() else { return };
-    let user = User::new(&bin, "[[linter]]\npreset = \"ruff\"\n");
-    let text = "print(\"😀é\", undefined)\n";
-    let scratch = repository(&[("emoji.py", text)]);
-    let repo = scratch.path().canonicalize().unwrap();
-    let direct = Command::new(bin.join("ruff"))
-        .args(["check", "--no-cache", "--output-format", "json", "emoji.py"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    let printed: Value = serde_json::from_slice(&direct.stdout).unwrap();
-    let column = printed[0]["location"]["column"].as_u64().unwrap() as usize;
-    assert_eq!(printed[0]["code"], "F821", "{printed:#}");
-    let line = text.lines().next().unwrap();
-    let offset: usize = line.chars().take(column - 1).map(char::len_utf16).sum();
-    assert_eq!(
-        (column, offset),
-        (13, 13),
-        "code point 13 is UTF-16 offset 13 here"
-    );
-    let log = user.sarif(&repo, &[]);
-    let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
-    assert_eq!(region["startColumn"], offset + 1, "{log:#}");
-    let findings = user.mcp_findings(&repo, json!({}));
-    assert_eq!(
-        findings[0]["rangeZeroBased"]["startCharacter0"], offset,
-        "{findings:#?}"
-    );
+    for (preset, path, text, direct) in [
+        (
+            "ruff",
+            "emoji.py",
+            "print(\"😀é\", undefined)\n",
+            &["check", "--no-cache", "--output-format", "json", "emoji.py"][..],
+        ),
+        (
+            "shellcheck",
+            "emoji.sh",
+            "#!/bin/sh\necho \"😀é\" $1\n",
+            &["-f", "json1", "emoji.sh"][..],
+        ),
+    ] {
+        let user = User::new(&bin, &format!("[[linter]]\npreset = \"{preset}\"\n"));
+        let scratch = repository(&[(path, text)]);
+        let repo = scratch.path().canonicalize().unwrap();
+        let output = Command::new(bin.join(preset))
+            .args(direct)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+        // ruff: `[{"location": {"row", "column"}}]`; shellcheck: `{"comments": [{"line", "column"}]}`.
+        let (line, column) = match preset {
+            "ruff" => (
+                &printed[0]["location"]["row"],
+                &printed[0]["location"]["column"],
+            ),
+            _ => (
+                &printed["comments"][0]["line"],
+                &printed["comments"][0]["column"],
+            ),
+        };
+        let (line, column) = (
+            line.as_u64().unwrap() as usize,
+            column.as_u64().unwrap() as usize,
+        );
+        let on_line = text.lines().nth(line - 1).unwrap();
+        let offset: usize = on_line.chars().take(column - 1).map(char::len_utf16).sum();
+        assert_eq!(
+            offset, column,
+            "{preset}: one more UTF-16 unit than code points before it"
+        );
+
+        let log = user.sarif(&repo, &[]);
+        let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+        assert_eq!(
+            (&region["startLine"], &region["startColumn"]),
+            (&json!(line), &json!(offset + 1)),
+            "{preset}: {log:#}"
+        );
+        let findings = user.mcp_findings(&repo, json!({}));
+        let range = &findings[0]["rangeZeroBased"];
+        assert_eq!(
+            (&range["startLine0"], &range["startCharacter0"]),
+            (&json!(line - 1), &json!(offset)),
+            "{preset}: {findings:#?}"
+        );
+        let source = preset.to_owned();
+        let published = lsp_published_as(&user, &repo, path, text, move |d| {
+            d["source"] == source.as_str()
+        });
+        let diagnostic = published.iter().find(|d| d["source"] == preset).unwrap();
+        assert_eq!(
+            diagnostic["range"]["start"],
+            json!({"line": line - 1, "character": offset}),
+            "{preset}: {published:#?}"
+        );
+    }
+}
+
+/// What a bare LSP client is first published for `path` (opened with `text`) that holds a
+/// diagnostic `wanted` accepts, from `asp-bridge lsp` run as `user`.
+fn lsp_published_as(
+    user: &User,
+    repo: &Path,
+    path: &str,
+    text: &str,
+    wanted: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
+    let mut server = Command::new(bridge_bin());
+    server.args(["lsp", "--debounce-ms", "0"]).current_dir(repo);
+    user.env(&mut server);
+    crate::embedded::lsp_session(server, repo, path, text, wanted)
 }
 
 /// `--comparison introduced` (and MCP's) leaves out what the base already had, even when a commit
