@@ -115,6 +115,17 @@ fn repository(files: &[(&str, &str)]) -> Scratch {
     scratch
 }
 
+/// A repository whose change adds [`PYTHON`], [`SHELL`] and [`DOCKERFILE`]; its canonical root.
+fn three_findings() -> (Scratch, PathBuf) {
+    let scratch = repository(&[
+        ("app.py", PYTHON),
+        ("run.sh", SHELL),
+        ("Dockerfile", DOCKERFILE),
+    ]);
+    let repo = scratch.path().canonicalize().unwrap();
+    (scratch, repo)
+}
+
 /// `(ruleId, uri, region)` of every result of the log's first run.
 fn regions(log: &Value) -> BTreeSet<(String, String, String)> {
     log["runs"][0]["results"]
@@ -194,12 +205,7 @@ fn neovim_shows(nvim: &Path, user: &User, repo: &Path, file: &str) -> Vec<String
 fn the_three_presets_findings_reach_sarif_mcp_and_neovim_at_the_same_places() {
     let Some(bin) = linters() else { return };
     let user = User::new(&bin, HOST_TOML);
-    let scratch = repository(&[
-        ("app.py", PYTHON),
-        ("run.sh", SHELL),
-        ("Dockerfile", DOCKERFILE),
-    ]);
-    let repo = scratch.path().canonicalize().unwrap();
+    let (scratch, repo) = three_findings();
 
     let log = user.sarif(&repo, &[]);
     // SARIF columns are 1-based UTF-16 units: `$1` follows `echo "😀é" ` (11 units).
@@ -353,12 +359,7 @@ fn lsp_published_as(
 fn findings_that_only_moved_are_not_introduced_and_a_new_one_is() {
     let Some(bin) = linters() else { return };
     let user = User::new(&bin, HOST_TOML);
-    let scratch = repository(&[
-        ("app.py", PYTHON),
-        ("run.sh", SHELL),
-        ("Dockerfile", DOCKERFILE),
-    ]);
-    let repo = scratch.path().canonicalize().unwrap();
+    let (scratch, repo) = three_findings();
     scratch.git(&["add", "."]);
     scratch.git(&["commit", "-q", "-m", "findings"]);
     // Each finding moved down a line; the shell one's line edited too.
@@ -674,28 +675,12 @@ fn a_linter_entry_the_runner_cannot_read_is_an_input_error_naming_file_line_and_
     );
 }
 
-/// The README's `host.toml` of its Linters section, as it stands there.
-fn readme_linters_block() -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .expect("the README");
-    let section = readme
-        .split_once("\n### Linters\n")
-        .expect("the README has a Linters section")
-        .1;
-    let block = section.split_once("```toml\n").expect("a toml block").1;
-    block
-        .split_once("```")
-        .expect("a closed toml block")
-        .0
-        .to_owned()
-}
-
 /// The README's Linters `host.toml`, verbatim, enrolls the three linters and each is ready.
 #[test]
 fn the_readmes_linters_host_toml_enrolls_three_ready_linters() {
     let Some(bin) = linters() else { return };
-    let user = User::new(&bin, &readme_linters_block());
+    let block = crate::support::readme_block("\n### Linters\n", "toml");
+    let user = User::new(&bin, &block);
     let scratch = repository(&[("app.py", PYTHON)]);
     let status = user.run(scratch.path(), &["status"]);
     assert_eq!(status.code, Some(0), "{}", status.stderr);

@@ -266,19 +266,7 @@ pub(crate) fn find_nvim() -> Option<std::path::PathBuf> {
 /// The README's `init.lua` for Neovim 0.7, as it stands there (the `lua` block after the line
 /// that introduces it).
 fn readme_neovim_0_7_snippet() -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .expect("the README");
-    let after = readme
-        .split_once("Neovim 0.7 (what Debian 12 installs)")
-        .expect("the README introduces a Neovim 0.7 snippet")
-        .1;
-    let block = after.split_once("```lua\n").expect("a lua block").1;
-    block
-        .split_once("```")
-        .expect("a closed lua block")
-        .0
-        .to_owned()
+    crate::support::readme_block("Neovim 0.7 (what Debian 12 installs)", "lua")
 }
 
 /// Headless Neovim with the README's 0.7 `init.lua` verbatim (`asp-bridge` found on `PATH`, the

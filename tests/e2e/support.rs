@@ -349,3 +349,21 @@ pub(crate) fn multitool_validate(
     let log = serde_json::from_str(&text).expect("the Multitool's report is JSON");
     (console, log)
 }
+
+/// The first `lang` code block of the README after the text `after`, as it stands there.
+pub(crate) fn readme_block(after: &str, lang: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("the README");
+    let (_, rest) = readme
+        .split_once(after)
+        .unwrap_or_else(|| panic!("the README has {after:?}"));
+    let (_, block) = rest
+        .split_once(&format!("```{lang}\n"))
+        .unwrap_or_else(|| panic!("a {lang} block after {after:?}"));
+    block
+        .split_once("```")
+        .expect("a closed block")
+        .0
+        .to_owned()
+}
