@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 /// The bounds of one run.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
+    /// How long the whole run may take: reading its output, then waiting for its exit.
     pub deadline: Duration,
     /// Bytes of stdout kept; past them the linter is stopped and the run says so.
     pub max_stdout: usize,
@@ -81,6 +82,9 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
             program: program.clone(),
             source,
         })?;
+    // One deadline for the whole run: a linter that closes its output and then hangs gets no
+    // second one for its exit.
+    let until = tokio::time::Instant::now() + limits.deadline;
     let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
     let mut running = Running { group, child };
     let stdout = running.child.stdout.take();
@@ -95,17 +99,16 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
             read_capped(stderr, limits.max_stderr, false),
         )
     };
-    let ((stdout, stdout_over), (stderr, _)) =
-        match tokio::time::timeout(limits.deadline, outputs).await {
-            Ok(read) => read.map_err(io)?,
-            Err(_) => {
-                running.group.kill();
-                return Err(Error::Timeout {
-                    program,
-                    ms: limits.deadline.as_millis(),
-                });
-            }
-        };
+    let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, outputs).await {
+        Ok(read) => read.map_err(io)?,
+        Err(_) => {
+            running.group.kill();
+            return Err(Error::Timeout {
+                program,
+                ms: limits.deadline.as_millis(),
+            });
+        }
+    };
     if stdout_over {
         running.group.kill();
     }
@@ -113,7 +116,7 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
     // reaping it, so that the group can still be killed by its id before the reap.
     let leader = running.group.0;
     let exited = tokio::task::spawn_blocking(move || leader.map(wait_unreaped));
-    match tokio::time::timeout(limits.deadline, exited).await {
+    match tokio::time::timeout_at(until, exited).await {
         Ok(_) => {}
         Err(_) => {
             running.group.kill();

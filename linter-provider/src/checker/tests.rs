@@ -628,3 +628,53 @@ async fn introduced_findings_are_the_new_ones_not_those_moved_or_on_edited_lines
     assert_eq!(fake.runs(), ["a.py", "a.py"]);
     fake.assert_scratch_gone();
 }
+
+#[tokio::test]
+async fn a_missing_program_is_an_error_naming_it() {
+    let fake = Fake::new("exit 0");
+    let mut linter = fake.linter(&["{files}"]);
+    linter.command[0] = fake.path("no-such").join(PROGRAM).display().to_string();
+    let mut memory = Memory::default();
+    let changes = created(&mut memory, &[("a.py", "import os\n")]);
+    let lint = Lint::new(linter).unwrap();
+    let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
+    assert_eq!(assessment["status"], "incomplete", "{assessment:#}");
+    let detail = assessment["coverage"]["degraded"][0]["detail"]
+        .as_str()
+        .unwrap();
+    assert!(detail.contains(PROGRAM), "{detail}");
+    assert!(detail.contains("could not be started"), "{detail}");
+}
+
+#[tokio::test]
+async fn a_linter_ended_by_a_signal_is_an_error() {
+    let fake = Fake::new("kill -KILL $$");
+    let detail = failure(
+        &lint_a_file(&fake, &["{files}"], LONG).await,
+        &fake,
+        "error",
+    );
+    assert!(detail.contains("was ended by a signal"), "{detail}");
+}
+
+#[tokio::test]
+async fn a_linter_that_closes_its_output_and_hangs_is_killed_at_the_evaluation_deadline() {
+    let fake = Fake::new(
+        r#"sleep 3
+exec >/dev/null 2>&1
+sleep 300 & echo $! > "$log/helper"
+sleep 300"#,
+    );
+    let started = Instant::now();
+    let assessment = lint_a_file(&fake, &["{files}"], Duration::from_secs(4)).await;
+    let elapsed = started.elapsed();
+    let detail = failure(&assessment, &fake, "error");
+    assert!(detail.contains("did not finish within"), "{detail}");
+    // The deadline is the evaluation's, not one more for the wait after the output closed.
+    assert!(
+        elapsed < Duration::from_secs(6),
+        "answered after {elapsed:?}"
+    );
+    let helper: u32 = fake.lines("helper")[0].parse().unwrap();
+    assert!(ends(helper).await, "the helper is still running after 10 s");
+}
