@@ -2,7 +2,7 @@
 //! scratch tree (off the async threads), the linter run there once (or once per file, for a
 //! command with `{path}`) within the evaluation's deadline, and what it printed read as SARIF (or
 //! shellcheck's json1) and mapped back to the files. Every way a run can fail is an error that
-//! says why, with the tool's stderr, filtered; the scratch tree is gone however it ended.
+//! says why, with the end of the tool's stderr, filtered; the scratch tree is gone however it ended.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,9 +19,9 @@ use crate::{Error, from_shellcheck};
 
 /// Most bytes of output one run may print (or write to `{out}`); past them it is stopped.
 pub(crate) const MAX_OUTPUT: usize = 16 << 20;
-/// Bytes of a run's stderr kept for the error it causes.
+/// Bytes of a run's stderr kept for the error it causes: its last ones.
 const MAX_STDERR: usize = 8 << 10;
-/// Of which this much is said.
+/// Of which this many characters, the last, are said.
 const STDERR_SAID: usize = 600;
 /// The file a command's `{out}` names, in a private folder beside the scratch tree.
 const OUT_FILE: &str = "out.sarif";
@@ -163,7 +163,7 @@ async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Vec<
         if text.is_empty() {
             String::new()
         } else {
-            format!("; its stderr: {}", said(text))
+            format!("; its stderr: {}", tail(text))
         }
     };
     if ran.stdout_over {
@@ -254,6 +254,15 @@ fn map(
         return Err(format!("{program} said its run failed: {why}"));
     }
     Ok(mapped)
+}
+
+/// The end of a run's stderr as it may be said: its last [`STDERR_SAID`] characters (where a tool
+/// says why it failed), filtered, on one line, after `…` when there was more.
+fn tail(text: &str) -> String {
+    match text.char_indices().rev().nth(STDERR_SAID - 1) {
+        Some((at, _)) if at > 0 => format!("…{}", said(&text[at..])),
+        _ => said(text),
+    }
 }
 
 /// Untrusted tool text as it may be said: filtered, on one line, capped.

@@ -20,7 +20,8 @@ pub struct Limits {
     pub deadline: Duration,
     /// Bytes of stdout kept; past them the linter is stopped and the run says so.
     pub max_stdout: usize,
-    /// Bytes of stderr kept (the rest is read and dropped).
+    /// Bytes of stderr kept: the last ones, which say why a run failed (the rest is read and
+    /// dropped).
     pub max_stderr: usize,
 }
 
@@ -32,7 +33,7 @@ pub struct Ran {
     pub stdout: Vec<u8>,
     /// Whether stdout went past [`Limits::max_stdout`] (the linter was stopped).
     pub stdout_over: bool,
-    /// The first [`Limits::max_stderr`] bytes of stderr.
+    /// The last [`Limits::max_stderr`] bytes of stderr.
     pub stderr: Vec<u8>,
 }
 
@@ -157,8 +158,8 @@ fn wait_unreaped(pid: i32) {
     }
 }
 
-/// Reads `pipe` to its end, keeping its first `cap` bytes; with `stop`, reading ends once more than
-/// `cap` came, and the second value says so.
+/// Reads `pipe` to its end. With `stop`, it keeps the first `cap` bytes and reading ends once more
+/// came (the second value says so); without, it keeps the last `cap` bytes.
 async fn read_capped(
     pipe: Option<impl AsyncRead + Unpin>,
     cap: usize,
@@ -174,10 +175,16 @@ async fn read_capped(
         if n == 0 {
             return Ok((kept, false));
         }
-        let room = cap.saturating_sub(kept.len());
-        kept.extend_from_slice(&chunk[..n.min(room)]);
-        if n > room && stop {
-            return Ok((kept, true));
+        if stop {
+            let room = cap.saturating_sub(kept.len());
+            kept.extend_from_slice(&chunk[..n.min(room)]);
+            if n > room {
+                return Ok((kept, true));
+            }
+        } else {
+            kept.extend_from_slice(&chunk[..n]);
+            let over = kept.len().saturating_sub(cap);
+            kept.drain(..over);
         }
     }
 }

@@ -658,6 +658,24 @@ async fn a_linter_ended_by_a_signal_is_an_error() {
 }
 
 #[tokio::test]
+async fn the_end_of_a_long_stderr_is_what_the_error_says() {
+    let fake = Fake::new(
+        r#"i=0
+while [ $i -lt 2000 ]; do echo "checking file $i" >&2; i=$((i + 1)); done
+echo 'fatal: the real reason' >&2
+exit 2"#,
+    );
+    let detail = failure(
+        &lint_a_file(&fake, &["{files}"], LONG).await,
+        &fake,
+        "error",
+    );
+    assert!(detail.contains("fatal: the real reason"), "{detail}");
+    assert!(detail.contains("its stderr: …"), "what came before is left out: {detail}");
+    assert!(detail.len() < 1000, "capped: {detail}");
+}
+
+#[tokio::test]
 async fn a_linter_that_closes_its_output_and_hangs_is_killed_at_the_evaluation_deadline() {
     let fake = Fake::new(
         r#"sleep 3
