@@ -23,8 +23,6 @@ pub(crate) const MAX_OUTPUT: usize = 16 << 20;
 const MAX_STDERR: usize = 8 << 10;
 /// Of which this many characters, the last, are said.
 const STDERR_SAID: usize = 600;
-/// The file a command's `{out}` names, in a private folder beside the scratch tree.
-const OUT_FILE: &str = "out.sarif";
 
 /// What a batch gave: the findings of each file, by repository path, and what was dropped.
 #[derive(Debug, Default)]
@@ -95,10 +93,6 @@ async fn run_all(
     deadline: Instant,
 ) -> Result<Linted, String> {
     let root = scratch.root().to_string_lossy().into_owned();
-    let out = out_dir.map(|d| d.path().join(OUT_FILE));
-    let out_text = out
-        .as_ref()
-        .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
     let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
     let runs: Vec<&[String]> = if linter.per_file() {
         paths.chunks(1).collect()
@@ -106,7 +100,13 @@ async fn run_all(
         vec![&paths[..]]
     };
     let mut linted = Linted::default();
-    for run_files in runs {
+    for (n, run_files) in runs.into_iter().enumerate() {
+        // The file `{out}` names, in a private folder beside the scratch tree: a new one for each
+        // run, so that a run that wrote nothing is never read as the one before it.
+        let out = out_dir.map(|d| d.path().join(format!("out-{n}.sarif")));
+        let out_text = out
+            .as_ref()
+            .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
         let argv = linter.argv(&Placeholders {
             files: run_files,
             root: &root,

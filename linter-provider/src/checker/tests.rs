@@ -671,8 +671,26 @@ exit 2"#,
         "error",
     );
     assert!(detail.contains("fatal: the real reason"), "{detail}");
-    assert!(detail.contains("its stderr: …"), "what came before is left out: {detail}");
+    assert!(
+        detail.contains("its stderr: …"),
+        "what came before is left out: {detail}"
+    );
     assert!(detail.len() < 1000, "capped: {detail}");
+}
+
+#[tokio::test]
+async fn with_path_and_out_a_run_that_wrote_nothing_is_not_read_as_the_one_before() {
+    // It writes its log for a.py only, then exits 0 for src/b.py without writing.
+    let fake = Fake::new(&format!(
+        "out=$2; shift 2\n[ \"$1\" = a.py ] || exit 0\n{{\n{EACH_FILE}}} > \"$out\""
+    ));
+    let mut memory = Memory::default();
+    let changes = created(&mut memory, &[("a.py", "a = 1\n"), ("src/b.py", "b = 2\n")]);
+    let lint = fake.lint(&["--output", "{out}", "{path}"]);
+    let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
+    assert_eq!(fake.runs().len(), 2);
+    let detail = failure(&assessment, &fake, "error");
+    assert!(detail.contains("wrote no readable output"), "{detail}");
 }
 
 #[tokio::test]
