@@ -51,8 +51,9 @@ pub(crate) async fn lint(
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("{}: {e}", linter.id))?;
     let linted = run_all(linter, &files, &scratch, out_dir.as_ref(), deadline).await;
-    // Removing the tree is blocking work too.
-    tokio::task::spawn_blocking(move || drop((scratch, out_dir)));
+    // Removing the tree is blocking work too, and is waited for: once the answer is sent, the
+    // tree is gone. (A cancelled evaluation drops the tree where it is.)
+    let _ = tokio::task::spawn_blocking(move || drop((scratch, out_dir))).await;
     linted
 }
 
