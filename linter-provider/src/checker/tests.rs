@@ -339,15 +339,20 @@ async fn a_log_that_says_its_execution_failed_is_an_error() {
 
 #[tokio::test]
 async fn results_outside_the_scratch_tree_or_on_other_files_are_dropped_and_counted() {
-    let log = sarif(json!([
+    let mut based = result("passwd", 1, "outside");
+    based["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"] = json!("ETC");
+    let mut log = sarif(json!([
         result("a.py", 1, "kept"),
         result("/etc/passwd", 1, "outside"),
         result("file:///etc/hosts", 2, "outside"),
         result("../escape.py", 1, "outside"),
+        result("%2e%2e/escape.py", 1, "outside"),
         result("https://example.com/a.py", 1, "outside"),
+        based,
         result("other.py", 1, "elsewhere"),
         result("pyproject.toml", 1, "elsewhere"),
     ]));
+    log["runs"][0]["originalUriBaseIds"] = json!({"ETC": {"uri": "file:///etc/"}});
     let fake = Fake::printing(&log);
     let mut memory = Memory::default();
     memory.commit("pyproject.toml", b"[tool.ruff]\n");
@@ -367,7 +372,7 @@ async fn results_outside_the_scratch_tree_or_on_other_files_are_dropped_and_coun
     assert!(
         notes
             .iter()
-            .any(|n| n.contains("4 results located outside")),
+            .any(|n| n.contains("6 results located outside")),
         "{notes:?}"
     );
     assert!(
