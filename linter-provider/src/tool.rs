@@ -1,8 +1,8 @@
 //! One run of a linter: its argv (never a shell) in the scratch folder, in a process group of its
 //! own, with a deadline and capped output. Past the deadline, past the output cap, or when the run
 //! is dropped (the evaluation cancelled), the whole group is killed while its leader is not yet
-//! reaped, so the id signalled is still the group's; after a normal exit the group is killed too,
-//! so that nothing the linter started outlives it.
+//! reaped, so the id signalled is still the group's; once the linter exits the group is killed too,
+//! so that nothing it started outlives it or holds its output open.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -83,8 +83,7 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
             program: program.clone(),
             source,
         })?;
-    // One deadline for the whole run: a linter that closes its output and then hangs gets no
-    // second one for its exit.
+    // One deadline for the whole run: its output and its exit.
     let until = tokio::time::Instant::now() + limits.deadline;
     let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
     let mut running = Running { group, child };
@@ -94,13 +93,30 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         program: program.clone(),
         source,
     };
+    let group = &running.group;
     let outputs = async {
-        tokio::try_join!(
+        let read = tokio::try_join!(
             read_capped(stdout, limits.max_stdout, true),
             read_capped(stderr, limits.max_stderr, false),
-        )
+        );
+        // Past the output cap (or a failed read) the linter is stopped: it may never exit else.
+        if !matches!(read, Ok(((_, false), _))) {
+            group.kill();
+        }
+        read
     };
-    let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, outputs).await {
+    // Once the linter itself has exited, what it started is killed, so that a helper that kept
+    // its output open neither holds the run to its deadline nor outlives it. The exit is awaited
+    // without reaping it, so that the group can still be killed by its id.
+    let leader = group.0;
+    let exited = async {
+        if let Some(pid) = leader {
+            let _ = tokio::task::spawn_blocking(move || wait_unreaped(pid)).await;
+        }
+        group.kill();
+    };
+    let both = async { tokio::join!(outputs, exited).0 };
+    let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, both).await {
         Ok(read) => read.map_err(io)?,
         Err(_) => {
             running.group.kill();
@@ -110,23 +126,6 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
             });
         }
     };
-    if stdout_over {
-        running.group.kill();
-    }
-    // Both pipes are closed: the linter is done or about to be. Its exit is awaited without
-    // reaping it, so that the group can still be killed by its id before the reap.
-    let leader = running.group.0;
-    let exited = tokio::task::spawn_blocking(move || leader.map(wait_unreaped));
-    match tokio::time::timeout_at(until, exited).await {
-        Ok(_) => {}
-        Err(_) => {
-            running.group.kill();
-            return Err(Error::Timeout {
-                program,
-                ms: limits.deadline.as_millis(),
-            });
-        }
-    }
     running.group.kill();
     let status = running.child.wait().await.map_err(io)?;
     Ok(Ran {

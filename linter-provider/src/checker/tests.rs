@@ -719,3 +719,23 @@ sleep 300"#,
     let helper: u32 = fake.lines("helper")[0].parse().unwrap();
     assert!(ends(helper).await, "the helper is still running after 10 s");
 }
+
+#[tokio::test]
+async fn a_helper_left_holding_the_output_neither_holds_the_answer_nor_outlives_the_run() {
+    // A daemon of the linter's that inherits its stdout, as a server a tool starts would.
+    let fake = Fake::new(&format!(
+        "sleep 300 & echo $! > \"$log/helper\"\n{EACH_FILE}"
+    ));
+    let started = Instant::now();
+    let assessment = lint_a_file(&fake, &["{files}"], Duration::from_secs(10)).await;
+    let elapsed = started.elapsed();
+    assert_eq!(assessment["status"], "complete", "{assessment:#}");
+    assert_eq!(found(&assessment), [("fake/seen".into(), "a.py".into(), 0)]);
+    assert!(
+        elapsed < Duration::from_secs(8),
+        "answered after {elapsed:?}"
+    );
+    let helper: u32 = fake.lines("helper")[0].parse().unwrap();
+    assert!(ends(helper).await, "the helper is still running after 10 s");
+    fake.assert_scratch_gone();
+}
