@@ -108,8 +108,19 @@ async fn run_all(
         let out_text = out
             .as_ref()
             .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
+        // A path that starts with `-` is given as `./-…`: no file name reads as an option.
+        let as_args: Vec<String> = run_files
+            .iter()
+            .map(|p| {
+                if p.starts_with('-') {
+                    format!("./{p}")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
         let argv = linter.argv(&Placeholders {
-            files: run_files,
+            files: &as_args,
             root: &root,
             out: &out_text,
         });

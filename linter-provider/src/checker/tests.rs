@@ -739,3 +739,28 @@ async fn a_helper_left_holding_the_output_neither_holds_the_answer_nor_outlives_
     assert!(ends(helper).await, "the helper is still running after 10 s");
     fake.assert_scratch_gone();
 }
+
+#[tokio::test]
+async fn a_file_name_that_starts_with_a_dash_is_never_an_option() {
+    let fake = Fake::new(EACH_FILE);
+    let mut memory = Memory::default();
+    let changes = created(
+        &mut memory,
+        &[("--config=x.py", "a = 1\n"), ("-x/a.py", "b = 1\n")],
+    );
+    let assessment = assess(
+        &fake.lint(&["{files}"]),
+        &memory,
+        params(changes, "all"),
+        LONG,
+    )
+    .await;
+    assert_eq!(fake.runs(), ["./--config=x.py ./-x/a.py"]);
+    assert_eq!(
+        found(&assessment),
+        [
+            ("fake/seen".into(), "--config=x.py".into(), 0),
+            ("fake/seen".into(), "-x/a.py".into(), 0)
+        ]
+    );
+}
