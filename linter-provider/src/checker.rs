@@ -276,19 +276,4 @@ impl Checker for Lint {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_configuration_file_applies_to_the_files_below_its_folder() {
-        assert!(applies("pyproject.toml", "src/a.py"));
-        assert!(applies("src/pyproject.toml", "src/a.py"));
-        assert!(applies("src/pyproject.toml", "src/deep/a.py"));
-        assert!(!applies("src/pyproject.toml", "srcx/a.py"));
-        assert!(!applies("lib/pyproject.toml", "src/a.py"));
-        assert_eq!(
-            folders_of("src/pkg/a.py").collect::<Vec<_>>(),
-            ["", "src", "src/pkg"]
-        );
-    }
-}
+mod tests;

@@ -2,7 +2,7 @@
 //! scratch tree (off the async threads), the linter run there once (or once per file, for a
 //! command with `{path}`) within the evaluation's deadline, and what it printed read as SARIF (or
 //! shellcheck's json1) and mapped back to the files. Every way a run can fail is an error that
-//! says why, with the tool's stderr, filtered; the scratch tree is gone however it ended.
+//! says why, with the end of the tool's stderr, filtered; the scratch tree is gone however it ended.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,12 +19,10 @@ use crate::{Error, from_shellcheck};
 
 /// Most bytes of output one run may print (or write to `{out}`); past them it is stopped.
 pub(crate) const MAX_OUTPUT: usize = 16 << 20;
-/// Bytes of a run's stderr kept for the error it causes.
+/// Bytes of a run's stderr kept for the error it causes: its last ones.
 const MAX_STDERR: usize = 8 << 10;
-/// Of which this much is said.
+/// Of which this many characters, the last, are said.
 const STDERR_SAID: usize = 600;
-/// The file a command's `{out}` names, in a private folder beside the scratch tree.
-const OUT_FILE: &str = "out.sarif";
 
 /// What a batch gave: the findings of each file, by repository path, and what was dropped.
 #[derive(Debug, Default)]
@@ -53,8 +51,9 @@ pub(crate) async fn lint(
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("{}: {e}", linter.id))?;
     let linted = run_all(linter, &files, &scratch, out_dir.as_ref(), deadline).await;
-    // Removing the tree is blocking work too.
-    tokio::task::spawn_blocking(move || drop((scratch, out_dir)));
+    // Removing the tree is blocking work too, and is waited for: once the answer is sent, the
+    // tree is gone. (A cancelled evaluation drops the tree where it is.)
+    let _ = tokio::task::spawn_blocking(move || drop((scratch, out_dir))).await;
     linted
 }
 
@@ -95,10 +94,6 @@ async fn run_all(
     deadline: Instant,
 ) -> Result<Linted, String> {
     let root = scratch.root().to_string_lossy().into_owned();
-    let out = out_dir.map(|d| d.path().join(OUT_FILE));
-    let out_text = out
-        .as_ref()
-        .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
     let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
     let runs: Vec<&[String]> = if linter.per_file() {
         paths.chunks(1).collect()
@@ -106,9 +101,26 @@ async fn run_all(
         vec![&paths[..]]
     };
     let mut linted = Linted::default();
-    for run_files in runs {
+    for (n, run_files) in runs.into_iter().enumerate() {
+        // The file `{out}` names, in a private folder beside the scratch tree: a new one for each
+        // run, so that a run that wrote nothing is never read as the one before it.
+        let out = out_dir.map(|d| d.path().join(format!("out-{n}.sarif")));
+        let out_text = out
+            .as_ref()
+            .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
+        // A path that starts with `-` is given as `./-…`: no file name reads as an option.
+        let as_args: Vec<String> = run_files
+            .iter()
+            .map(|p| {
+                if p.starts_with('-') {
+                    format!("./{p}")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
         let argv = linter.argv(&Placeholders {
-            files: run_files,
+            files: &as_args,
             root: &root,
             out: &out_text,
         });
@@ -163,7 +175,7 @@ async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Vec<
         if text.is_empty() {
             String::new()
         } else {
-            format!("; its stderr: {}", said(text))
+            format!("; its stderr: {}", tail(text))
         }
     };
     if ran.stdout_over {
@@ -254,6 +266,15 @@ fn map(
         return Err(format!("{program} said its run failed: {why}"));
     }
     Ok(mapped)
+}
+
+/// The end of a run's stderr as it may be said: its last [`STDERR_SAID`] characters (where a tool
+/// says why it failed), filtered, on one line, after `…` when there was more.
+fn tail(text: &str) -> String {
+    match text.char_indices().rev().nth(STDERR_SAID - 1) {
+        Some((at, _)) if at > 0 => format!("…{}", said(&text[at..])),
+        _ => said(text),
+    }
 }
 
 /// Untrusted tool text as it may be said: filtered, on one line, capped.

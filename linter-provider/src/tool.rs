@@ -1,8 +1,8 @@
 //! One run of a linter: its argv (never a shell) in the scratch folder, in a process group of its
 //! own, with a deadline and capped output. Past the deadline, past the output cap, or when the run
 //! is dropped (the evaluation cancelled), the whole group is killed while its leader is not yet
-//! reaped, so the id signalled is still the group's; after a normal exit the group is killed too,
-//! so that nothing the linter started outlives it.
+//! reaped, so the id signalled is still the group's; once the linter exits the group is killed too,
+//! so that nothing it started outlives it or holds its output open.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -16,10 +16,12 @@ use crate::error::{Error, Result};
 /// The bounds of one run.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
+    /// How long the whole run may take: reading its output, then waiting for its exit.
     pub deadline: Duration,
     /// Bytes of stdout kept; past them the linter is stopped and the run says so.
     pub max_stdout: usize,
-    /// Bytes of stderr kept (the rest is read and dropped).
+    /// Bytes of stderr kept: the last ones, which say why a run failed (the rest is read and
+    /// dropped).
     pub max_stderr: usize,
 }
 
@@ -31,7 +33,7 @@ pub struct Ran {
     pub stdout: Vec<u8>,
     /// Whether stdout went past [`Limits::max_stdout`] (the linter was stopped).
     pub stdout_over: bool,
-    /// The first [`Limits::max_stderr`] bytes of stderr.
+    /// The last [`Limits::max_stderr`] bytes of stderr.
     pub stderr: Vec<u8>,
 }
 
@@ -81,6 +83,8 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
             program: program.clone(),
             source,
         })?;
+    // One deadline for the whole run: its output and its exit.
+    let until = tokio::time::Instant::now() + limits.deadline;
     let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
     let mut running = Running { group, child };
     let stdout = running.child.stdout.take();
@@ -89,32 +93,31 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         program: program.clone(),
         source,
     };
+    let group = &running.group;
     let outputs = async {
-        tokio::try_join!(
+        let read = tokio::try_join!(
             read_capped(stdout, limits.max_stdout, true),
             read_capped(stderr, limits.max_stderr, false),
-        )
+        );
+        // Past the output cap (or a failed read) the linter is stopped: it may never exit else.
+        if !matches!(read, Ok(((_, false), _))) {
+            group.kill();
+        }
+        read
     };
-    let ((stdout, stdout_over), (stderr, _)) =
-        match tokio::time::timeout(limits.deadline, outputs).await {
-            Ok(read) => read.map_err(io)?,
-            Err(_) => {
-                running.group.kill();
-                return Err(Error::Timeout {
-                    program,
-                    ms: limits.deadline.as_millis(),
-                });
-            }
-        };
-    if stdout_over {
-        running.group.kill();
-    }
-    // Both pipes are closed: the linter is done or about to be. Its exit is awaited without
-    // reaping it, so that the group can still be killed by its id before the reap.
-    let leader = running.group.0;
-    let exited = tokio::task::spawn_blocking(move || leader.map(wait_unreaped));
-    match tokio::time::timeout(limits.deadline, exited).await {
-        Ok(_) => {}
+    // Once the linter itself has exited, what it started is killed, so that a helper that kept
+    // its output open neither holds the run to its deadline nor outlives it. The exit is awaited
+    // without reaping it, so that the group can still be killed by its id.
+    let leader = group.0;
+    let exited = async {
+        if let Some(pid) = leader {
+            let _ = tokio::task::spawn_blocking(move || wait_unreaped(pid)).await;
+        }
+        group.kill();
+    };
+    let both = async { tokio::join!(outputs, exited).0 };
+    let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, both).await {
+        Ok(read) => read.map_err(io)?,
         Err(_) => {
             running.group.kill();
             return Err(Error::Timeout {
@@ -122,7 +125,7 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
                 ms: limits.deadline.as_millis(),
             });
         }
-    }
+    };
     running.group.kill();
     let status = running.child.wait().await.map_err(io)?;
     Ok(Ran {
@@ -154,8 +157,8 @@ fn wait_unreaped(pid: i32) {
     }
 }
 
-/// Reads `pipe` to its end, keeping its first `cap` bytes; with `stop`, reading ends once more than
-/// `cap` came, and the second value says so.
+/// Reads `pipe` to its end. With `stop`, it keeps the first `cap` bytes and reading ends once more
+/// came (the second value says so); without, it keeps the last `cap` bytes.
 async fn read_capped(
     pipe: Option<impl AsyncRead + Unpin>,
     cap: usize,
@@ -171,10 +174,16 @@ async fn read_capped(
         if n == 0 {
             return Ok((kept, false));
         }
-        let room = cap.saturating_sub(kept.len());
-        kept.extend_from_slice(&chunk[..n.min(room)]);
-        if n > room && stop {
-            return Ok((kept, true));
+        if stop {
+            let room = cap.saturating_sub(kept.len());
+            kept.extend_from_slice(&chunk[..n.min(room)]);
+            if n > room {
+                return Ok((kept, true));
+            }
+        } else {
+            kept.extend_from_slice(&chunk[..n]);
+            let over = kept.len().saturating_sub(cap);
+            kept.drain(..over);
         }
     }
 }
