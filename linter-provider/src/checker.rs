@@ -79,15 +79,17 @@ impl Lint {
 
     /// The configuration files that apply to `paths` (named by `config-files`, in a folder on the
     /// way to one of them): the change's version where the change touches them, else the
-    /// baseline's; by path, with their blob ids.
+    /// baseline's; by path, with their blob ids. When the host cannot list the baseline's, the
+    /// change's alone, and a note that says so (the linter still runs: its findings may include
+    /// some that the repository's settings turn off, never fewer).
     async fn configs<W: Workspace>(
         &self,
         paths: &[&str],
         run: &Run<'_, Self, W>,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> (BTreeMap<String, String>, Option<String>) {
         let mut found = BTreeMap::new();
         if self.linter.config_files.is_empty() {
-            return Ok(found);
+            return (found, None);
         }
         let wanted: Vec<String> = paths
             .iter()
@@ -107,18 +109,18 @@ impl Lint {
             .iter()
             .map(|name| format!("**/{}", globset::escape(name)))
             .collect();
-        let (entries, truncated) = run.list_globs(globs).await.map_err(|e| {
+        let (entries, unlisted) = match run.list_globs(globs).await {
+            Ok((entries, false)) => (entries, None),
+            Ok((entries, true)) => (entries, Some("the host cut the list short".to_owned())),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        let note = unlisted.map(|why| {
             format!(
-                "could not list {}'s configuration files: {e}",
-                self.linter.id
+                "{}: the baseline's configuration files ({}) could not all be listed ({why}); the files were linted with those the change holds, so findings their settings turn off may be shown",
+                self.linter.id,
+                self.linter.config_files.join(", ")
             )
-        })?;
-        if truncated {
-            return Err(format!(
-                "the host cut the list of {}'s configuration files short",
-                self.linter.id
-            ));
-        }
+        });
         let baseline: HashMap<String, String> = entries
             .into_iter()
             .filter(|e| e.kind == "file")
@@ -133,7 +135,7 @@ impl Lint {
                 found.insert(path, blob);
             }
         }
-        Ok(found)
+        (found, note)
     }
 }
 
@@ -203,7 +205,7 @@ impl Checker for Lint {
             return Ok(Vec::new());
         }
         let paths: Vec<&str> = sides.iter().map(|s| s.path.as_str()).collect();
-        let configs = self.configs(&paths, run).await?;
+        let (configs, unlisted) = self.configs(&paths, run).await;
         let key = |side: &Side| Key {
             path: side.path.clone(),
             blob: side.blob.clone(),
@@ -218,7 +220,7 @@ impl Checker for Lint {
             sides.iter().map(|side| kept.get(&key(side))).collect()
         };
         let todo: Vec<usize> = (0..sides.len()).filter(|&i| found[i].is_none()).collect();
-        let mut checked_notes = Vec::new();
+        let mut checked_notes: Vec<String> = unlisted.into_iter().collect();
         let mut cut = 0;
         if !todo.is_empty() {
             let read = run.read_blobs(configs.values().cloned().collect()).await;
@@ -239,7 +241,7 @@ impl Checker for Lint {
                 .collect();
             let mut linted = lint::lint(&self.linter, files, config_bytes, run.deadline).await?;
             cut = linted.cut;
-            checked_notes = linted.notes;
+            checked_notes.append(&mut linted.notes);
             let mut kept = self.kept();
             for &i in &todo {
                 let side = &sides[i];

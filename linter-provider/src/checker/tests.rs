@@ -95,7 +95,6 @@ impl Fake {
             columns: Unit::Unicode,
             ok_exit: vec![0, 1],
             output: Output::Sarif,
-            timeout: crate::preset::DEFAULT_TIMEOUT,
             install: None,
             rule_uri: None,
         }
@@ -558,6 +557,30 @@ async fn configuration_files_reach_the_scratch_tree_at_their_repository_paths() 
     );
     assert_eq!(fake.lines("ruff"), ["new = true"]);
     fake.assert_scratch_gone();
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_list_configuration_files_still_gets_the_file_linted_and_is_told() {
+    let fake = Fake::new(&format!(
+        "find . -type f | sort > \"$log/tree\"\n{EACH_FILE}"
+    ));
+    let mut memory = Memory::default();
+    memory.commit("pyproject.toml", b"[tool.ruff]\n");
+    memory.no_list = true;
+    let changes = created(&mut memory, &[("a.py", "import os\n")]);
+    let lint = fake.lint(&["{files}"]);
+    let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
+    assert_eq!(found(&assessment).len(), 1, "{assessment:#}");
+    assert_eq!(
+        fake.lines("tree"),
+        ["./a.py"],
+        "no configuration file was known"
+    );
+    let said = notes(&assessment).join("\n");
+    assert!(
+        said.contains("could not all be listed") && said.contains("pyproject.toml"),
+        "{said}"
+    );
 }
 
 #[tokio::test]
