@@ -12,9 +12,10 @@ use provider_kit::{About, Blob, Checked, Checker, Run, Side, Workspace};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::error::{Error, Result};
 use crate::kept::{Kept, Key};
 use crate::preset::Linter;
-use crate::{Error, lint, to_kit};
+use crate::{lint, to_kit};
 
 /// One linter as a checker.
 pub(crate) struct Lint {
@@ -31,7 +32,7 @@ pub async fn serve<R, W>(
     writer: W,
     linter: Linter,
     identity: provider_kit::Identity,
-) -> crate::Result<()>
+) -> Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -41,7 +42,7 @@ where
 }
 
 impl Lint {
-    pub(crate) fn new(linter: Linter) -> crate::Result<Lint> {
+    pub(crate) fn new(linter: Linter) -> Result<Lint> {
         let mut globs = GlobSetBuilder::new();
         for glob in &linter.files {
             let glob = GlobBuilder::new(glob)

@@ -11,11 +11,12 @@ use std::time::Instant;
 use provider_kit::{Blob, MAX_DIAGNOSTICS};
 use serde_json::Value;
 
+use crate::error::{Error, Result};
 use crate::from_sarif::{self, Context, Mapped};
+use crate::from_shellcheck;
 use crate::preset::{Linter, Output, Placeholders};
 use crate::scratch::Scratch;
 use crate::tool::{self, Limits, Ran};
-use crate::{Error, from_shellcheck};
 
 /// Most bytes of output one run may print (or write to `{out}`); past them it is stopped.
 pub(crate) const MAX_OUTPUT: usize = 16 << 20;
@@ -62,7 +63,7 @@ fn materialise(
     files: &[(String, Blob)],
     configs: &[(String, Blob)],
     wants_out: bool,
-) -> crate::Result<(Scratch, Option<tempfile::TempDir>)> {
+) -> Result<(Scratch, Option<tempfile::TempDir>)> {
     let scratch = Scratch::new()?;
     for (path, bytes) in configs {
         // A configuration file that is also linted is written once, as the file.
