@@ -2,10 +2,10 @@
 //! is given in batches, and what it gives back for each. The kit does everything around it: the
 //! lifecycle, the request, reading blobs, the comparison, the caps and the Assessment.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Debug;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -188,13 +188,17 @@ pub struct Run<'a, C: Checker, W> {
     pub(crate) workspace: &'a W,
     /// The changed paths, with the blob of their after side (`None`: deleted).
     pub(crate) changes: &'a HashMap<String, Option<String>>,
+    /// The blobs the checks read themselves: the assessment's `validAsOf.blobs` names them too.
+    pub(crate) read: Mutex<BTreeSet<String>>,
 }
 
 impl<C: Checker, W: Workspace> Run<'_, C, W> {
     /// Reads blobs (a configuration file, say) as the kit reads the changed files: in one call,
     /// halving a batch the host refuses, each checked against its id.
     pub async fn read_blobs(&self, ids: Vec<String>) -> Read {
-        workspace::read(self.workspace, ids, self.deadline).await
+        let read = workspace::read(self.workspace, ids, self.deadline).await;
+        rpc_peer::lock(&self.read).extend(read.blobs.keys().cloned());
+        read
     }
 
     /// A changed path's after side: `Some(Some(id))` changed, `Some(None)` deleted, `None`

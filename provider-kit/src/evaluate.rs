@@ -3,7 +3,7 @@
 //! Assessment (with the exact `validAsOf`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::bounds::{Cancel, Kept, MAX_DIAGNOSTICS};
@@ -500,10 +500,12 @@ async fn check_all<C: Checker, W: Workspace>(
             stop: cancel.signal(),
             workspace,
             changes: &changes,
+            read: Mutex::default(),
         };
         let compared = compare(checker, &run, &ready, &blobs, request.comparison);
         let (checked, prefetched) = tokio::join!(compared, fetch(n + 1));
         next = prefetched;
+        outcome.read.append(&mut rpc_peer::lock(&run.read));
         match checked {
             Ok((files, unchecked)) => {
                 for file in files {

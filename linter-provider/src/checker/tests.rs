@@ -556,6 +556,22 @@ async fn configuration_files_reach_the_scratch_tree_at_their_repository_paths() 
         ["./pyproject.toml", "./src/pkg/a.py", "./src/pkg/ruff.toml"]
     );
     assert_eq!(fake.lines("ruff"), ["new = true"]);
+    // What the answer is valid for names the configuration files read too, as the host requires.
+    let valid: Vec<&str> = assessment["validAsOf"]["blobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap())
+        .collect();
+    for config in ["pyproject.toml", "src/pkg/ruff.toml"] {
+        let bytes: &[u8] = if config == "pyproject.toml" {
+            b"[tool.ruff]\n"
+        } else {
+            b"new = true\n"
+        };
+        let id = provider_kit::digest::blob_id(bytes);
+        assert!(valid.contains(&id.as_str()), "{config}: {valid:?}");
+    }
     fake.assert_scratch_gone();
 }
 
