@@ -78,7 +78,7 @@ fn materialise(
         Some(
             tempfile::Builder::new()
                 .prefix("asp-bridge-lint-out-")
-                .tempdir()
+                .tempdir_in(crate::scratch::base())
                 .map_err(Error::Scratch)?,
         )
     } else {

@@ -15,13 +15,13 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A new, empty scratch folder (mode 0700) under the system's temporary folder.
+    /// A new, empty scratch folder (mode 0700) under [`base`].
     pub fn new() -> Result<Scratch> {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::Builder::new()
             .prefix("asp-bridge-lint-")
             .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
+            .tempdir_in(base())
             .map_err(Error::Scratch)?;
         // The canonical path: the one a tool that resolves its arguments reports.
         let root = dir.path().canonicalize().map_err(Error::Scratch)?;
@@ -68,6 +68,32 @@ impl Scratch {
     pub fn repository_path(&self, file: &Path) -> Option<String> {
         repository_path(&self.root, file)
     }
+}
+
+/// Where scratch trees are made: `$XDG_RUNTIME_DIR` when it is a folder only this user can enter
+/// (a tmpfs on most systems, where a thousand small files are written in a tenth of the time an
+/// ext4 `/tmp` takes, and where no other user can leave a `pyproject.toml` above the tree), else
+/// the temporary folder (`$TMPDIR`, else `/tmp`).
+pub fn base() -> PathBuf {
+    private_folder(std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from))
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// `dir`, if it is an absolute path to a folder (not a link) this user owns and no one else may
+/// enter.
+fn private_folder(dir: Option<PathBuf>) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    dir.filter(|dir| dir.is_absolute()).filter(|dir| {
+        std::fs::symlink_metadata(dir).is_ok_and(|meta| {
+            meta.is_dir() && meta.uid() == effective_uid() && meta.mode() & 0o077 == 0
+        })
+    })
+}
+
+#[allow(unsafe_code)]
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// The repository path of `file`, a path a tool reported in a tree rooted at `root`: absolute under
@@ -158,6 +184,28 @@ mod tests {
         );
         drop(scratch);
         assert!(!root.exists());
+    }
+
+    #[test]
+    fn trees_are_made_in_the_users_runtime_folder_only_when_it_is_private() {
+        let runtime = tempfile::tempdir().unwrap();
+        let dir = runtime.path().to_path_buf();
+        let at = |mode: u32| {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+            private_folder(Some(dir.clone()))
+        };
+        assert_eq!(at(0o700), Some(dir.clone()));
+        assert_eq!(at(0o755), None, "others can enter it");
+        let link = runtime.path().with_extension("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        assert_eq!(
+            private_folder(Some(link.clone())),
+            None,
+            "a link is not followed"
+        );
+        std::fs::remove_file(link).unwrap();
+        assert_eq!(private_folder(Some("relative".into())), None);
+        assert_eq!(private_folder(None), None);
     }
 
     #[test]
