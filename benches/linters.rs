@@ -17,13 +17,14 @@
 //! interleaved, rounds of, on each repository:
 //!
 //! - direct: `ruff check --output-format sarif --no-cache FILES` in the repository (the changed
-//!   files), from spawn to exit; its peak memory by `wait4`;
+//!   files), from spawn to exit; its peak memory (`VmHWM`, sampled as below: `wait4` would count
+//!   this process's own) and its CPU time;
 //! - cold: `asp-bridge sarif --host-command embedded --config host.toml` (a new host and provider
 //!   each time), from spawn to exit; the peak memory of its process tree (the CLI, the host, the
 //!   provider, git and ruff): each process's high-water mark (`VmHWM`) sampled every 2 ms, summed
 //!   over the processes alive together, the largest sum; the same for each part of the tree, and
 //!   for the tree without ruff (a child not yet past its `exec` is not counted: it still shares
-//!   its parent's memory);
+//!   its parent's memory); the CPU time of the whole tree (`wait4`);
 //! - warm: one `asp-bridge mcp` session, `asp_diagnostics` twice with nothing changed in between:
 //!   the time of the second call (the host and provider stay up; the runner answers from what it
 //!   kept by blob).
@@ -51,7 +52,7 @@ use test_support::mcp::{LEGACY, McpClient};
 #[path = "linters/python.rs"]
 mod python;
 #[path = "rusage.rs"]
-#[allow(dead_code, reason = "only wait4 and succeeded are used here")]
+#[allow(dead_code, reason = "only reap and succeeded are used here")]
 mod rusage;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_asp-bridge");
@@ -135,7 +136,9 @@ fn corpus(files: usize, all_changed: bool, config: bool) -> Corpus {
 /// How a child ended and what it used.
 struct Ran {
     wall: Duration,
-    /// The peak resident memory of the process (KiB, `wait4`), or of its tree (sampled).
+    /// CPU time (user and system) of the process and every descendant it reaped.
+    cpu: Duration,
+    /// The peak resident memory of its process tree (KiB, sampled).
     peak_kib: u64,
     /// Sampled runs: the peak of each part of the tree, and of the tree without the linter.
     parts: Parts,
@@ -161,8 +164,6 @@ struct Parts {
 }
 
 /// `ruff check --output-format sarif --no-cache FILES` in `root`, its log written to `log`.
-// The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
-#[allow(clippy::zombie_processes)]
 fn direct(ruff: &Path, root: &Path, files: &[String], log: &Path) -> Ran {
     let started = Instant::now();
     let child = Command::new(ruff)
@@ -174,30 +175,31 @@ fn direct(ruff: &Path, root: &Path, files: &[String], log: &Path) -> Ran {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn ruff");
-    let (status, peak_kib) = rusage::wait4(libc::pid_t::try_from(child.id()).expect("a pid"));
-    let wall = started.elapsed();
+    let (status, ran) = watch(child, started);
     // 1: findings.
     assert!(
         libc::WIFEXITED(status) && matches!(libc::WEXITSTATUS(status), 0 | 1),
         "ruff failed: status {status}"
     );
-    Ran {
-        wall,
-        peak_kib,
-        parts: Parts::default(),
-    }
+    ran
 }
 
 /// ruff run directly as the runner runs it: in batches of `BATCH_FILES` cut into chunks of
-/// `CHUNK`, one after another.
-fn direct_in_chunks(ruff: &Path, root: &Path, files: &[String], log: &Path) -> Duration {
+/// `CHUNK`, one after another; wall and CPU time.
+fn direct_in_chunks(
+    ruff: &Path,
+    root: &Path,
+    files: &[String],
+    log: &Path,
+) -> (Duration, Duration) {
     let started = Instant::now();
+    let mut cpu = Duration::ZERO;
     for batch in files.chunks(BATCH_FILES) {
         for chunk in batch.chunks(CHUNK) {
-            direct(ruff, root, chunk, log);
+            cpu += direct(ruff, root, chunk, log).cpu;
         }
     }
-    started.elapsed()
+    (started.elapsed(), cpu)
 }
 
 /// The high-water mark (KiB) of process `pid` (`VmHWM`).
@@ -233,7 +235,7 @@ fn part(line: &[u8]) -> Part {
 /// memory and is not counted.
 fn look(root: u32) -> [u64; 5] {
     let mut each = [0; 5];
-    let mut next = vec![(root, Vec::new())];
+    let mut next = vec![(root, command_line(std::process::id()))];
     while let Some((pid, parent_line)) = next.pop() {
         let line = command_line(pid);
         if line.is_empty() || line == parent_line {
@@ -254,9 +256,7 @@ fn look(root: u32) -> [u64; 5] {
     each
 }
 
-/// Runs `command` to its end (exit 0) and samples the memory of its whole process tree.
-// The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
-#[allow(clippy::zombie_processes)]
+/// Runs `command` to its end (exit 0), its stdio null.
 fn sampled(command: &mut Command) -> Ran {
     let started = Instant::now();
     let child = command
@@ -264,11 +264,24 @@ fn sampled(command: &mut Command) -> Ran {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn asp-bridge");
+        .expect("spawn");
+    let (status, ran) = watch(child, started);
+    assert!(
+        rusage::succeeded(status),
+        "{command:?} failed: status {status}"
+    );
+    ran
+}
+
+/// Samples the memory of `child`'s process tree until it ends, then reaps it: its wait status,
+/// and what it used since `started`.
+// The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
+#[allow(clippy::zombie_processes)]
+fn watch(child: std::process::Child, started: Instant) -> (libc::c_int, Ran) {
     let pid = child.id();
     let done = AtomicBool::new(false);
     let peaks: [AtomicU64; 7] = Default::default();
-    let status = std::thread::scope(|scope| {
+    let (status, cpu) = std::thread::scope(|scope| {
         scope.spawn(|| {
             while !done.load(Ordering::Relaxed) {
                 let each = look(pid);
@@ -281,24 +294,22 @@ fn sampled(command: &mut Command) -> Ran {
                 std::thread::sleep(SAMPLE);
             }
         });
-        let (status, _) = rusage::wait4(libc::pid_t::try_from(pid).expect("a pid"));
+        let (status, _, cpu) = rusage::reap(libc::pid_t::try_from(pid).expect("a pid"));
         done.store(true, Ordering::Relaxed);
-        status
+        (status, cpu)
     });
     let wall = started.elapsed();
-    assert!(
-        rusage::succeeded(status),
-        "{command:?} failed: status {status}"
-    );
     let peak = |i: usize| peaks[i].load(Ordering::Relaxed);
-    Ran {
+    let ran = Ran {
         wall,
+        cpu,
         peak_kib: peak(5),
         parts: Parts {
             each: [peak(0), peak(1), peak(2), peak(3), peak(4)],
             without_linter: peak(6),
         },
-    }
+    };
+    (status, ran)
 }
 
 /// The bridge's environment: ruff first on `PATH`, no host or configuration from outside, and
@@ -479,6 +490,12 @@ impl Rounds {
             ms(first)
         );
         let peak = |of: &dyn Fn(&Ran) -> u64| mib(median(self.cold.iter().map(of).collect()));
+        let cpu = |runs: &[Ran]| ms(median(runs.iter().map(|r| r.cpu).collect()));
+        eprintln!(
+            "    CPU (user + system): cold tree {:.0} ms, ruff directly {:.0} ms",
+            cpu(&self.cold),
+            cpu(&self.direct)
+        );
         let own = mib(median(self.direct.iter().map(|r| r.peak_kib).collect()));
         let tree = peak(&|r| r.peak_kib);
         eprintln!(
@@ -507,17 +524,17 @@ impl Rounds {
     }
 }
 
-/// Where the time of *many* goes, one round of each.
+/// Where the time of *many* goes, one round of each: wall and CPU time.
 #[derive(Default)]
 struct Breakdown {
     /// `asp-bridge sarif` with no provider, then with the no-op linter.
-    bare: Vec<Duration>,
-    noop: Vec<Duration>,
+    bare: Vec<(Duration, Duration)>,
+    noop: Vec<(Duration, Duration)>,
     /// `asp-bridge sarif` with the no-op linter and with ruff, the scratch trees on tmpfs.
-    noop_tmpfs: Vec<Duration>,
-    ruff_tmpfs: Vec<Duration>,
+    noop_tmpfs: Vec<(Duration, Duration)>,
+    ruff_tmpfs: Vec<(Duration, Duration)>,
     /// ruff directly, in the runner's chunks.
-    chunks: Vec<Duration>,
+    chunks: Vec<(Duration, Duration)>,
     /// The second `asp_diagnostics` of a session with no provider, then with the no-op linter.
     bare_warm: Vec<Duration>,
     noop_warm: Vec<Duration>,
@@ -539,15 +556,16 @@ impl Breakdown {
         let root = corpus.repo.root();
         let log = dir.join("breakdown.sarif");
         let (bare, noop) = (dir.join("bare.toml"), dir.join("noop.toml"));
-        self.bare.push(cold(ruff, &root, &bare, &log, None).wall);
-        self.noop.push(cold(ruff, &root, &noop, &log, None).wall);
+        let times = |ran: Ran| (ran.wall, ran.cpu);
+        self.bare.push(times(cold(ruff, &root, &bare, &log, None)));
+        self.noop.push(times(cold(ruff, &root, &noop, &log, None)));
         assert_complete(&log);
         if let Some(tmp) = tmpfs {
             self.noop_tmpfs
-                .push(cold(ruff, &root, &noop, &log, Some(tmp)).wall);
+                .push(times(cold(ruff, &root, &noop, &log, Some(tmp))));
             let ruff_config = dir.join("host.toml");
             self.ruff_tmpfs
-                .push(cold(ruff, &root, &ruff_config, &log, Some(tmp)).wall);
+                .push(times(cold(ruff, &root, &ruff_config, &log, Some(tmp))));
             assert_complete(&log);
         }
         self.chunks
@@ -560,15 +578,21 @@ impl Breakdown {
         let direct = many.direct();
         let cold = median(many.cold.iter().map(|r| r.wall).collect());
         let second = median(many.warm.iter().map(|w| w[1].0).collect());
-        let of = |samples: &[Duration]| ms(median(samples.to_vec()));
+        // Wall time (ms), and "ms (CPU ms)".
+        let wall =
+            |samples: &[(Duration, Duration)]| ms(median(samples.iter().map(|s| s.0).collect()));
+        let of = |samples: &[(Duration, Duration)]| {
+            let cpu = median(samples.iter().map(|s| s.1).collect());
+            format!("{:.1} ms (CPU {:.0} ms)", wall(samples), ms(cpu))
+        };
         let runs = files.div_ceil(BATCH_FILES) * BATCH_FILES.min(files).div_ceil(CHUNK);
         eprintln!(
             "  where the time of many goes (medians; direct ruff {:.1} ms):",
             ms(direct)
         );
         eprintln!(
-            "    cold: no provider (CLI, git, the changeset, the host) {:.1} ms; a no-op linter \
-             (+ the provider, its blob reads and scratch writes, {runs} runs of printf) {:.1} ms; \
+            "    cold: no provider (CLI, git, the changeset, the host) {}; a no-op linter \
+             (+ the provider, its blob reads and scratch writes, {runs} runs of printf) {}; \
              with ruff {:.1} ms",
             of(&self.bare),
             of(&self.noop),
@@ -576,23 +600,24 @@ impl Breakdown {
         );
         if !self.noop_tmpfs.is_empty() {
             eprintln!(
-                "    cold, the scratch trees on tmpfs (TMPDIR=/dev/shm): a no-op linter {:.1} ms, \
-                 with ruff {:.1} ms (ratio {:.2})",
+                "    cold, the scratch trees on tmpfs (TMPDIR=/dev/shm): a no-op linter {}, \
+                 with ruff {} (ratio {:.2})",
                 of(&self.noop_tmpfs),
                 of(&self.ruff_tmpfs),
-                of(&self.ruff_tmpfs) / ms(direct)
+                wall(&self.ruff_tmpfs) / ms(direct)
             );
         }
         eprintln!(
             "    ruff directly in the runner's {runs} chunks of ≤ {CHUNK} files, one after another: \
-             {:.1} ms (ratio {:.2} to one run)",
+             {} (ratio {:.2} to one run)",
             of(&self.chunks),
-            of(&self.chunks) / ms(direct)
+            wall(&self.chunks) / ms(direct)
         );
+        let warm = |samples: &[Duration]| ms(median(samples.to_vec()));
         eprintln!(
             "    warm second call: no provider {:.1} ms; a no-op linter {:.1} ms; with ruff {:.1} ms",
-            of(&self.bare_warm),
-            of(&self.noop_warm),
+            warm(&self.bare_warm),
+            warm(&self.noop_warm),
             ms(second)
         );
     }
