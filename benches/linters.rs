@@ -530,6 +530,8 @@ struct Breakdown {
     /// `asp-bridge sarif` with no provider, then with the no-op linter.
     bare: Vec<(Duration, Duration)>,
     noop: Vec<(Duration, Duration)>,
+    /// The peaks of the tree with the no-op linter: what the files cost without findings.
+    noop_parts: Vec<Parts>,
     /// `asp-bridge sarif` with the no-op linter and with ruff, the scratch trees on tmpfs.
     noop_tmpfs: Vec<(Duration, Duration)>,
     ruff_tmpfs: Vec<(Duration, Duration)>,
@@ -558,7 +560,9 @@ impl Breakdown {
         let (bare, noop) = (dir.join("bare.toml"), dir.join("noop.toml"));
         let times = |ran: Ran| (ran.wall, ran.cpu);
         self.bare.push(times(cold(ruff, &root, &bare, &log, None)));
-        self.noop.push(times(cold(ruff, &root, &noop, &log, None)));
+        let ran = cold(ruff, &root, &noop, &log, None);
+        self.noop_parts.push(ran.parts);
+        self.noop.push(times(ran));
         assert_complete(&log);
         if let Some(tmp) = tmpfs {
             self.noop_tmpfs
@@ -597,6 +601,16 @@ impl Breakdown {
             of(&self.bare),
             of(&self.noop),
             ms(cold)
+        );
+        let peak =
+            |of: &dyn Fn(&Parts) -> u64| mib(median(self.noop_parts.iter().map(of).collect()));
+        eprintln!(
+            "    memory with the no-op linter (no findings): the tree without it {:.1} MiB (CLI {:.1}, \
+             host {:.1}, provider {:.1})",
+            peak(&|p| p.without_linter),
+            peak(&|p| p.each[Part::Cli as usize]),
+            peak(&|p| p.each[Part::Host as usize]),
+            peak(&|p| p.each[Part::Provider as usize]),
         );
         if !self.noop_tmpfs.is_empty() {
             eprintln!(
