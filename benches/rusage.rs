@@ -5,9 +5,17 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Waits for `pid` (a child of this process, not yet reaped): its raw wait status and its peak
-/// resident set (KiB).
-#[allow(unsafe_code)]
+/// resident set (KiB). The peak is never below this process's resident set when the child was
+/// spawned (the kernel counts what the child shared or copied before its `exec`): the peak of a
+/// child smaller than this process is read from `/proc` instead (`VmHWM`).
 pub(crate) fn wait4(pid: libc::pid_t) -> (libc::c_int, u64) {
+    let (status, peak, _) = reap(pid);
+    (status, peak)
+}
+
+/// [`wait4`], and the CPU time (user and system) of the child and of every descendant it reaped.
+#[allow(unsafe_code)]
+pub(crate) fn reap(pid: libc::pid_t) -> (libc::c_int, u64, Duration) {
     let mut status = 0;
     // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -15,7 +23,15 @@ pub(crate) fn wait4(pid: libc::pid_t) -> (libc::c_int, u64) {
     // `status` and `usage` are valid for writes for the duration of the call.
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-    (status, u64::try_from(usage.ru_maxrss).unwrap_or(0))
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    (
+        status,
+        u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        time(usage.ru_utime) + time(usage.ru_stime),
+    )
 }
 
 /// Whether a wait status is an exit with status 0.

@@ -12,5 +12,7 @@ fi
 # The hygiene sweep side by side with pre-commit-hooks (benches/precommit.rs) runs the hooks from
 # .tools/venv (scripts/test.sh installs them from scripts/tools/requirements.txt), or from
 # ASP_BRIDGE_PRECOMMIT_HOOKS (a folder of their console scripts); without them it says so and skips.
+# The linter runner against ruff run directly (benches/linters.rs) finds ruff on PATH, in .tools/venv/bin
+# or beside ASP_BRIDGE_PYTHON; without it, it says so and skips.
 printf 'machine: %s cores, %s\n' "$(nproc)" "$(uname -m)" >&2
 cargo bench --workspace --bench '*' 2>&1 | grep -vE '^\s*(Compiling|Finished|Running|Downloaded|Downloading)\b'
