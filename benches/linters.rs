@@ -32,7 +32,7 @@
 //! And where the time of *many* goes: `asp-bridge sarif` with no provider at all (the CLI, git,
 //! the changeset and the host) and with a no-op linter (a command that prints an empty SARIF log:
 //! everything but ruff's own work, i.e. the provider's start, its blob reads and scratch writes,
-//! the runs); both again with the scratch trees on tmpfs (`TMPDIR=/dev/shm`, where there is one);
+//! the runs); both again with the scratch trees on tmpfs (`XDG_RUNTIME_DIR` a private folder in `/dev/shm`, where there is one);
 //! ruff run directly in the runner's batches, one after another (the bridge sends 500 files a
 //! host request, the provider kit hands the checker 128 at a time); and the warm second call with
 //! no provider and with the no-op linter. The figures are medians of the rounds, as ratios
@@ -328,7 +328,8 @@ fn bridge_command(ruff: &Path, args: &[&str], tmp: Option<&Path>) -> Command {
         .env_remove("ASP_BRIDGE_CONFIG")
         .env_remove("ASP_BRIDGE_LOG");
     if let Some(tmp) = tmp {
-        command.env("TMPDIR", tmp);
+        // The runner makes its scratch trees in a private XDG_RUNTIME_DIR.
+        command.env("XDG_RUNTIME_DIR", tmp);
     }
     command
 }
@@ -542,15 +543,22 @@ struct Breakdown {
     noop_warm: Vec<Duration>,
 }
 
-/// A folder on tmpfs, if the machine has one.
-fn tmpfs() -> Option<PathBuf> {
-    let shm = Path::new("/dev/shm");
+/// A private folder (mode 0700) on tmpfs, if the machine has one: what a desktop session's
+/// `XDG_RUNTIME_DIR` is.
+fn tmpfs() -> Option<tempfile::TempDir> {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     let mounted = mounts.lines().any(|l| {
         let fields: Vec<&str> = l.split(' ').collect();
         fields.get(1) == Some(&"/dev/shm") && fields.get(2) == Some(&"tmpfs")
     });
-    mounted.then(|| shm.to_path_buf())
+    mounted
+        .then(|| {
+            tempfile::Builder::new()
+                .prefix("asp-bridge-bench-")
+                .tempdir_in("/dev/shm")
+                .ok()
+        })
+        .flatten()
 }
 
 impl Breakdown {
@@ -614,7 +622,7 @@ impl Breakdown {
         );
         if !self.noop_tmpfs.is_empty() {
             eprintln!(
-                "    cold, the scratch trees on tmpfs (TMPDIR=/dev/shm): a no-op linter {}, \
+                "    cold, the scratch trees on tmpfs (XDG_RUNTIME_DIR in /dev/shm): a no-op linter {}, \
                  with ruff {} (ratio {:.2})",
                 of(&self.noop_tmpfs),
                 of(&self.ruff_tmpfs),
@@ -690,7 +698,7 @@ fn main() {
     for _ in 0..rounds {
         small.run(&ruff, &one, &config, &one_logs);
         large.run(&ruff, &many, &config, &many_logs);
-        parts.run(&ruff, &many, dir.path(), tmpfs.as_deref());
+        parts.run(&ruff, &many, dir.path(), tmpfs.as_ref().map(|d| d.path()));
     }
     eprintln!(
         "linters against ruff directly: {version} ({}), seed {SEED:#x}, median of {rounds} interleaved \
