@@ -222,6 +222,7 @@ impl Checker for Lint {
         };
         let todo: Vec<usize> = (0..sides.len()).filter(|&i| found[i].is_none()).collect();
         let mut checked_notes: Vec<String> = unlisted.into_iter().collect();
+        let mut unchecked: Vec<Option<String>> = vec![None; sides.len()];
         let mut cut = 0;
         if !todo.is_empty() {
             let read = run.read_blobs(configs.values().cloned().collect()).await;
@@ -246,6 +247,10 @@ impl Checker for Lint {
             let mut kept = self.kept();
             for &i in &todo {
                 let side = &sides[i];
+                if let Some(why) = linted.unchecked.remove(&side.path) {
+                    unchecked[i] = Some(why);
+                    continue;
+                }
                 let findings = to_kit::findings(
                     linted.found.remove(&side.path).unwrap_or_default(),
                     &side.bytes,
@@ -261,12 +266,14 @@ impl Checker for Lint {
         let all_rules = run.rules.contains(&every);
         let mut checked: Vec<Checked> = found
             .into_iter()
-            .map(|findings| Checked {
+            .zip(unchecked)
+            .map(|(findings, unchecked)| Checked {
                 findings: findings
                     .unwrap_or_default()
                     .into_iter()
                     .filter(|f| all_rules || run.rules.contains(&f.code))
                     .collect(),
+                unchecked: unchecked.into_iter().collect(),
                 ..Checked::default()
             })
             .collect();

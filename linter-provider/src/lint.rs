@@ -1,8 +1,11 @@
 //! One batch of files linted: the files and their configuration files written into a fresh
 //! scratch tree (off the async threads), the linter run there once (or once per file, for a
 //! command with `{path}`) within the evaluation's deadline, and what it printed read as SARIF (or
-//! shellcheck's json1) and mapped back to the files. Every way a run can fail is an error that
-//! says why, with the end of the tool's stderr, filtered; the scratch tree is gone however it ended.
+//! shellcheck's json1) and mapped back to the files. A run that prints more than the output cap is
+//! stopped and its files linted again in halves, down to one file, which is then reported as not
+//! checked: so a flood of findings costs time, never memory past the cap, and never the rest of
+//! the batch. Every other way a run can fail is an error that says why, with the end of the tool's
+//! stderr, filtered; the scratch tree is gone however it ended.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,6 +36,15 @@ pub(crate) struct Linted {
     pub(crate) cut: usize,
     /// What was dropped and why (results on other files or outside the tree).
     pub(crate) notes: Vec<String>,
+    /// Files not checked, by repository path, and why (alone, the linter printed past the cap).
+    pub(crate) unchecked: HashMap<String, String>,
+}
+
+/// What a finished run gave.
+enum Printed {
+    Output(Vec<u8>),
+    /// More than [`MAX_OUTPUT`] bytes: the run was stopped.
+    TooMuch,
 }
 
 /// Lints `files` (repository path, bytes) with `configs` beside them, by `deadline`.
@@ -96,13 +108,16 @@ async fn run_all(
 ) -> Result<Linted, String> {
     let root = scratch.root().to_string_lossy().into_owned();
     let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
-    let runs: Vec<&[String]> = if linter.per_file() {
-        paths.chunks(1).collect()
+    // The runs still to do, the next last; a run that printed too much comes back as its halves.
+    let mut runs: Vec<Vec<String>> = if linter.per_file() {
+        paths.chunks(1).rev().map(<[String]>::to_vec).collect()
     } else {
-        vec![&paths[..]]
+        vec![paths]
     };
     let mut linted = Linted::default();
-    for (n, run_files) in runs.into_iter().enumerate() {
+    let mut n = 0;
+    while let Some(run_files) = runs.pop() {
+        n += 1;
         // The file `{out}` names, in a private folder beside the scratch tree: a new one for each
         // run, so that a run that wrote nothing is never read as the one before it.
         let out = out_dir.map(|d| d.path().join(format!("out-{n}.sarif")));
@@ -133,7 +148,26 @@ async fn run_all(
         let ran = tool::run(&argv, scratch.root(), limits)
             .await
             .map_err(|e| said(&e.to_string()))?;
-        let output = output_of(linter, ran, out.as_deref()).await?;
+        let output = match output_of(linter, ran, out.as_deref()).await? {
+            Printed::Output(output) => output,
+            Printed::TooMuch if run_files.len() > 1 => {
+                let (first, second) = run_files.split_at(run_files.len() / 2);
+                runs.push(second.to_vec());
+                runs.push(first.to_vec());
+                continue;
+            }
+            Printed::TooMuch => {
+                let why = format!(
+                    "{} printed more than {} MiB for this file alone; it was stopped",
+                    linter.command[0],
+                    MAX_OUTPUT >> 20
+                );
+                linted
+                    .unchecked
+                    .extend(run_files.into_iter().map(|p| (p, why.clone())));
+                continue;
+            }
+        };
         let given: Vec<(String, Blob)> = files
             .iter()
             .filter(|(p, _)| run_files.contains(p))
@@ -168,7 +202,7 @@ async fn run_all(
 }
 
 /// What a finished run printed (or wrote to `{out}`), once its exit says it worked.
-async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Vec<u8>, String> {
+async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Printed, String> {
     let program = &linter.command[0];
     let stderr = || {
         let text = String::from_utf8_lossy(&ran.stderr);
@@ -180,11 +214,7 @@ async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Vec<
         }
     };
     if ran.stdout_over {
-        return Err(format!(
-            "{program} printed more than {} MiB; it was stopped{}",
-            MAX_OUTPUT >> 20,
-            stderr()
-        ));
+        return Ok(Printed::TooMuch);
     }
     match ran.code {
         Some(code) if linter.ok_exit.contains(&code) => {}
@@ -201,20 +231,25 @@ async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Vec<
         None => ran.stdout,
         Some(path) => {
             let path = path.to_path_buf();
-            tokio::task::spawn_blocking(move || read_out(&path))
+            let read = tokio::task::spawn_blocking(move || read_out(&path))
                 .await
                 .map_err(|e| e.to_string())?
-                .map_err(|e| format!("{program} wrote no readable output: {e}"))?
+                .map_err(|e| format!("{program} wrote no readable output: {e}"))?;
+            match read {
+                Some(bytes) => bytes,
+                None => return Ok(Printed::TooMuch),
+            }
         }
     };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(format!("{program} printed nothing{}", stderr()));
     }
-    Ok(bytes)
+    Ok(Printed::Output(bytes))
 }
 
-/// The `{out}` file: a regular file (never a link or a FIFO) of at most [`MAX_OUTPUT`] bytes.
-fn read_out(path: &Path) -> std::io::Result<Vec<u8>> {
+/// The `{out}` file: a regular file (never a link or a FIFO) of at most [`MAX_OUTPUT`] bytes
+/// (`None`: larger).
+fn read_out(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
@@ -226,13 +261,7 @@ fn read_out(path: &Path) -> std::io::Result<Vec<u8>> {
     }
     let mut bytes = Vec::new();
     file.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
-    if bytes.len() > MAX_OUTPUT {
-        return Err(std::io::Error::other(format!(
-            "it is larger than {} MiB",
-            MAX_OUTPUT >> 20
-        )));
-    }
-    Ok(bytes)
+    Ok((bytes.len() <= MAX_OUTPUT).then_some(bytes))
 }
 
 /// Reads `output` as the linter's format and maps it to the files it was given.

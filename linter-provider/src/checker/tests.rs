@@ -15,6 +15,8 @@ use super::*;
 use crate::columns::Unit;
 use crate::preset::Output;
 
+mod flood;
+
 /// The fake's file name: the program every failure must name.
 const PROGRAM: &str = "fake-lint";
 
@@ -287,20 +289,7 @@ async fn sarif_cut_short_in_the_middle_is_an_error() {
     assert!(detail.contains("is not JSON (cut short"), "{detail}");
 }
 
-#[tokio::test]
-async fn a_hundred_megabytes_of_output_are_stopped_at_the_cap_and_the_answer_says_so() {
-    let fake = Fake::new("head -c 104857600 /dev/zero | tr '\\000' x");
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
-    let cap = format!(
-        "printed more than {} MiB; it was stopped",
-        lint::MAX_OUTPUT >> 20
-    );
-    assert!(detail.contains(&cap), "{detail}");
-}
+// What printed past the output cap: `checker/tests/flood.rs`.
 
 #[tokio::test]
 async fn a_hanging_linter_is_killed_at_the_deadline_with_what_it_started() {
