@@ -166,6 +166,11 @@ async fn lint_a_file(fake: &Fake, args: &[&str], within: Duration) -> Value {
 
 const LONG: Duration = Duration::from_secs(60);
 
+/// The detail of the `error` that linting `a.py` with `fake` (run on `{files}`) is answered with.
+async fn error_of(fake: &Fake) -> String {
+    failure(&lint_a_file(fake, &["{files}"], LONG).await, fake, "error")
+}
+
 /// The detail of the failure `assessment` reports: `incomplete`, not exhaustive, no findings, one
 /// degradation of `reason` that names the program; and the fake's scratch tree is gone.
 fn failure(assessment: &Value, fake: &Fake, reason: &str) -> String {
@@ -258,22 +263,14 @@ async fn an_exit_status_outside_ok_exit_is_an_error_with_the_stderr_tail_filtere
 #[tokio::test]
 async fn a_linter_that_prints_nothing_is_an_error_not_a_clean_file() {
     let fake = Fake::new("exit 0");
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
+    let detail = error_of(&fake).await;
     assert!(detail.contains("printed nothing"), "{detail}");
 }
 
 #[tokio::test]
 async fn output_that_is_not_json_is_an_error() {
     let fake = Fake::new("echo 'All checks passed!'");
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
+    let detail = error_of(&fake).await;
     assert!(detail.contains("is not JSON"), "{detail}");
 }
 
@@ -281,11 +278,7 @@ async fn output_that_is_not_json_is_an_error() {
 async fn sarif_cut_short_in_the_middle_is_an_error() {
     let log = sarif(json!([result("a.py", 1, "F401")])).to_string();
     let fake = Fake::new(&format!("printf '%s' '{}'", &log[..log.len() / 2]));
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
+    let detail = error_of(&fake).await;
     assert!(detail.contains("is not JSON (cut short"), "{detail}");
 }
 
@@ -314,11 +307,7 @@ async fn a_log_that_says_its_execution_failed_is_an_error() {
         "toolExecutionNotifications": [{"message": {"text": "cannot parse pyproject.toml"}}]
     }]);
     let fake = Fake::printing(&log);
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
+    let detail = error_of(&fake).await;
     assert!(
         detail.contains("said its run failed: cannot parse pyproject.toml"),
         "{detail}"
@@ -682,11 +671,7 @@ async fn a_missing_program_is_an_error_naming_it() {
 #[tokio::test]
 async fn a_linter_ended_by_a_signal_is_an_error() {
     let fake = Fake::new("kill -KILL $$");
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
+    let detail = error_of(&fake).await;
     assert!(detail.contains("was ended by a signal"), "{detail}");
 }
 
@@ -698,11 +683,7 @@ while [ $i -lt 2000 ]; do echo "checking file $i" >&2; i=$((i + 1)); done
 echo 'fatal: the real reason' >&2
 exit 2"#,
     );
-    let detail = failure(
-        &lint_a_file(&fake, &["{files}"], LONG).await,
-        &fake,
-        "error",
-    );
+    let detail = error_of(&fake).await;
     assert!(detail.contains("fatal: the real reason"), "{detail}");
     assert!(
         detail.contains("its stderr: …"),
