@@ -450,7 +450,7 @@ fn a_linter_that_is_not_installed_is_named_with_what_to_install_and_never_allows
     assert!(
         sarif
             .stderr
-            .contains("host decision allow; did not run: ruff (optional-degraded)"),
+            .contains("host decision allow; incomplete or did not run: ruff (optional-degraded)"),
         "optional: the decision stands, and says what did not run: {}",
         sarif.stderr
     );

@@ -168,7 +168,10 @@ fn success_line(
             .map(|n| format!("{} ({})", n.source, n.reason))
             .collect();
         let more = not_run.len().saturating_sub(NOT_RUN_NAMED);
-        line.push_str(&format!("; did not run: {}", named.join(", ")));
+        line.push_str(&format!(
+            "; incomplete or did not run: {}",
+            named.join(", ")
+        ));
         if more > 0 {
             line.push_str(&format!(" and {more} more"));
         }
