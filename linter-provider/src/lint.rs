@@ -204,13 +204,18 @@ async fn run_all(
 /// What a finished run printed (or wrote to `{out}`), once its exit says it worked.
 async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Printed, String> {
     let program = &linter.command[0];
+    // The stderr of a failed run goes to the log, never into the answer: a repository's own
+    // configuration can make a linter read a file outside the repository and print it in its
+    // error (ruff's `extend = "/path"` quotes the line it cannot parse), and answers reach
+    // agents and code-scanning dashboards.
     let stderr = || {
         let text = String::from_utf8_lossy(&ran.stderr);
         let text = text.trim();
         if text.is_empty() {
             String::new()
         } else {
-            format!("; its stderr: {}", tail(text))
+            tracing::warn!(linter = %linter.id, "{program} failed; its stderr ends: {}", tail(text));
+            "; its stderr is in the log (ASP_BRIDGE_LOG=debug), not quoted here: a repository's configuration can make a linter print what it reads outside the repository".to_owned()
         }
     };
     if ran.stdout_over {
@@ -298,9 +303,9 @@ fn map(
     Ok(mapped)
 }
 
-/// The end of a run's stderr as it may be said: its last [`STDERR_SAID`] characters (where a tool
+/// The end of a run's stderr as the log says it: its last [`STDERR_SAID`] characters (where a tool
 /// says why it failed), filtered, on one line, after `…` when there was more.
-fn tail(text: &str) -> String {
+pub(crate) fn tail(text: &str) -> String {
     match text.char_indices().rev().nth(STDERR_SAID - 1) {
         Some((at, _)) if at > 0 => format!("…{}", said(&text[at..])),
         _ => said(text),

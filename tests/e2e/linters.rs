@@ -815,3 +815,52 @@ fn ruff_follows_the_repositorys_own_configuration_files_folder_by_folder() {
         run.stderr
     );
 }
+
+/// A repository's configuration that makes ruff read a file outside the repository (ruff's
+/// `extend`) gets an error that names ruff and its exit, and nothing of that file reaches the
+/// answer (its stderr, which quotes the line it could not parse, goes to the log only).
+#[test]
+fn a_repository_configuration_that_reads_a_file_outside_leaks_nothing_of_it() {
+    let Some(bin) = linters() else { return };
+    let user = User::new(&bin, "[[linter]]\npreset = \"ruff\"\n");
+    let outside = Scratch::new();
+    let secret = outside.path().join("token");
+    std::fs::write(&secret, "SECRET-TOKEN-4711 not toml\n").unwrap();
+    let scratch = Scratch::git_repo();
+    let repo = scratch.path().canonicalize().unwrap();
+    std::fs::write(
+        repo.join("pyproject.toml"),
+        format!("[tool.ruff]\nextend = \"{}\"\n", secret.display()),
+    )
+    .unwrap();
+    std::fs::write(repo.join("app.py"), PYTHON).unwrap();
+    let log_path = repo.join(".git/leak.sarif");
+    let run = user.run(&repo, &["sarif", "--output", log_path.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        log.contains("exited with status 2"),
+        "ruff's failure is said: {log}"
+    );
+    assert!(log.contains("its stderr is in the log"), "{log}");
+    let findings = {
+        let mut command = Command::new(bridge_bin());
+        command.arg("mcp").current_dir(&repo);
+        user.env(&mut command);
+        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
+        let result = client.call("asp_diagnostics", json!({}));
+        client.close();
+        result.to_string()
+    };
+    for (what, text) in [
+        ("the SARIF log", &log),
+        ("the stderr line", &run.stderr),
+        ("MCP", &findings),
+    ] {
+        assert!(
+            !text.contains("SECRET-TOKEN-4711"),
+            "{what} quotes the file: {text}"
+        );
+    }
+    scratch.assert_no_orphans();
+}
