@@ -148,7 +148,13 @@ async fn run_all(
         let ran = tool::run(&argv, scratch.root(), limits)
             .await
             .map_err(|e| said(&e.to_string()))?;
-        let output = match output_of(linter, ran, out.as_deref()).await? {
+        let printed = output_of(linter, ran, out.as_deref()).await;
+        if let Some(out) = &out {
+            // Read, or past the cap: it is not kept until the tree goes (it may be large).
+            let out = out.clone();
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_file(out)).await;
+        }
+        let output = match printed? {
             Printed::Output(output) => output,
             Printed::TooMuch if run_files.len() > 1 => {
                 let (first, second) = run_files.split_at(run_files.len() / 2);
