@@ -49,6 +49,10 @@ use serde_json::{Value, json};
 use test_support::git::Repo;
 use test_support::mcp::{LEGACY, McpClient};
 
+use args::{Args, median};
+
+#[path = "args.rs"]
+mod args;
 #[path = "linters/python.rs"]
 mod python;
 #[path = "rusage.rs"]
@@ -242,15 +246,8 @@ fn look(root: u32) -> [u64; 5] {
             continue;
         }
         each[part(&line) as usize] += hwm(pid);
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten();
-        for task in tasks.flatten() {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
-                next.push((child, line.clone()));
-            }
+        for child in test_support::process::children(pid) {
+            next.push((child, line.clone()));
         }
     }
     each
@@ -407,11 +404,6 @@ fn results(log: &Path, root: &Path) -> BTreeSet<(String, String, u64)> {
         }
     }
     found
-}
-
-fn median<T: PartialOrd + Copy>(mut samples: Vec<T>) -> T {
-    samples.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    samples[samples.len() / 2]
 }
 
 fn ms(d: Duration) -> f64 {
@@ -660,17 +652,9 @@ fn configs(dir: &Path) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = args
-        .iter()
-        .find_map(|a| a.parse::<usize>().ok())
-        .unwrap_or(ROUNDS)
-        .max(1);
-    let files = args
-        .iter()
-        .find_map(|a| a.strip_prefix("files=")?.parse::<usize>().ok())
-        .unwrap_or(FILES)
-        .max(1);
+    let args = Args::from_env();
+    let rounds = args.rounds(ROUNDS);
+    let files = args.files(FILES, 1);
     let Some(ruff) = find_ruff() else {
         eprintln!(
             "linters against ruff directly: skipped, ruff is not installed (not on PATH, in \
@@ -682,7 +666,7 @@ fn main() {
         |_| "ruff (version unknown)".to_owned(),
         |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
     );
-    let config_file = args.iter().any(|a| a == "config");
+    let config_file = args.has("config");
     let one = corpus(files, false, config_file);
     let many = corpus(files, true, config_file);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -714,7 +698,7 @@ fn main() {
     small.report("one", &one, &one_logs);
     large.report("many", &many, &many_logs);
     parts.report(&large, files);
-    if args.iter().any(|a| a == "keep") {
+    if args.has("keep") {
         eprintln!(
             "  the repositories are kept: {} (one), {} (many); the configurations: {}",
             one.repo.root().display(),

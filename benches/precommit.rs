@@ -27,6 +27,10 @@ use std::time::{Duration, Instant};
 
 use test_support::precommit::{agreement, corpus, hooks};
 
+use args::{Args, median};
+
+#[path = "args.rs"]
+mod args;
 #[path = "rusage.rs"]
 #[allow(dead_code, reason = "only wait4 and succeeded are used here")]
 mod rusage;
@@ -122,27 +126,14 @@ fn bridge(root: &Path, config: &Path, log: &Path) -> (Duration, u64) {
     (elapsed, own_kib + descendants_peak.into_inner())
 }
 
-fn median<T: PartialOrd + Copy>(mut samples: Vec<T>) -> T {
-    samples.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    samples[samples.len() / 2]
-}
-
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = args
-        .iter()
-        .find_map(|a| a.parse::<usize>().ok())
-        .unwrap_or(ROUNDS)
-        .max(1);
-    let files = args
-        .iter()
-        .find_map(|a| a.strip_prefix("files=")?.parse::<usize>().ok())
-        .unwrap_or(FILES)
-        .max(50);
+    let args = Args::from_env();
+    let rounds = args.rounds(ROUNDS);
+    let files = args.files(FILES, 50);
     let Some(bin) = hooks_bin() else {
         eprintln!(
             "pre-commit-hooks side by side: skipped, pre-commit-hooks is not installed (no `{}` in \
@@ -225,7 +216,7 @@ fn main() {
     );
     eprintln!("  agreement, files flagged (last round):");
     eprint!("{}", agreement::render(&rows));
-    if args.iter().any(|a| a == "keep") {
+    if args.has("keep") {
         eprintln!("  the repository is kept: {}", root.display());
         std::mem::forget(corpus);
     }

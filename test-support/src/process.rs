@@ -115,22 +115,34 @@ pub async fn ends(pid: u32) -> bool {
     true
 }
 
+/// The live children of `pid` (of each of its threads), from `/proc`.
+#[cfg(target_os = "linux")]
+pub fn children(pid: u32) -> Vec<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    tasks
+        .flatten()
+        .flat_map(|task| {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
 /// Every live descendant of `pid` (children first, then theirs), from `/proc`.
 #[cfg(target_os = "linux")]
 pub fn descendants(pid: u32) -> Vec<u32> {
     let mut found = Vec::new();
     let mut next = vec![pid];
     while let Some(parent) = next.pop() {
-        let tasks = std::fs::read_dir(format!("/proc/{parent}/task"))
-            .into_iter()
-            .flatten();
-        for task in tasks.flatten() {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
-                found.push(child);
-                next.push(child);
-            }
+        for child in children(parent) {
+            found.push(child);
+            next.push(child);
         }
     }
     found
