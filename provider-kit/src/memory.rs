@@ -1,6 +1,7 @@
 //! A host in memory, for the tests of checkers on the kit (behind the `memory` feature): it serves
 //! the blobs it was given, lists the tree it was given (by paths or globs, as the embedded host
-//! does), refuses the blobs it is told to, and records every `workspace/readBlob` it is asked.
+//! does), refuses the blobs it is told to, and records every `workspace/readBlob` it is asked;
+//! and [`findings`], what such a test reads back of an assessment.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
 
 use crate::wire::{BlobData, TreeEntry};
 use crate::workspace::Workspace;
@@ -113,4 +115,23 @@ impl Workspace for Memory {
             names.iter().any(|n| n == name)
         }))
     }
+}
+
+/// `(code, path, start line)` of each diagnostic of an assessment (as JSON), in order; a
+/// file-level finding's line is `u64::MAX`. Panics on anything else: it is for tests.
+pub fn findings(assessment: &Value) -> Vec<(String, String, u64)> {
+    assessment["diagnostics"]
+        .as_array()
+        .expect("an assessment has diagnostics")
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().expect("a code").to_owned(),
+                d["location"]["path"].as_str().expect("a path").to_owned(),
+                d["location"]["range"]["start"]["line"]
+                    .as_u64()
+                    .unwrap_or(u64::MAX),
+            )
+        })
+        .collect()
 }

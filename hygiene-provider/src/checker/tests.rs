@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use provider_kit::memory::Memory;
+use provider_kit::memory::{Memory, findings};
 use provider_kit::wire::TreeEntry;
 use provider_kit::{Cancel, ChangeKind, Identity, MAX_DIAGNOSTICS, Request, Which, evaluate};
 use serde_json::{Value, json};
@@ -64,23 +64,6 @@ fn keys(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-fn codes(assessment: &Value) -> Vec<(String, String, u64)> {
-    assessment["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["code"].as_str().unwrap().to_owned(),
-                d["location"]["path"].as_str().unwrap().to_owned(),
-                d["location"]["range"]["start"]["line"]
-                    .as_u64()
-                    .unwrap_or(u64::MAX),
-            )
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_changeset_with_a_conflict_a_key_and_bad_json_is_assessed_exactly() {
     let mut memory = Memory::default();
@@ -109,7 +92,7 @@ async fn a_changeset_with_a_conflict_a_key_and_bad_json_is_assessed_exactly() {
     );
     assert_eq!(assessment["status"], "complete");
     assert_eq!(
-        codes(&assessment),
+        findings(&assessment),
         [
             (
                 "hygiene/merge-conflict".into(),
@@ -166,14 +149,14 @@ async fn all_and_resolved_comparisons_see_both_sides() {
     // Only the changed line is new; `x ` was there before.
     let all = run(&memory, p("all")).await;
     assert_eq!(
-        codes(&all),
+        findings(&all),
         [("hygiene/trailing-whitespace".into(), "a.txt".into(), 1)]
     );
     assert!(all["diagnostics"][0].get("introduced").is_none());
     let introduced = run(&memory, p("introduced")).await;
-    assert_eq!(codes(&introduced).len(), 1);
+    assert_eq!(findings(&introduced).len(), 1);
     let resolved = run(&memory, p("resolved")).await;
-    assert_eq!(codes(&resolved), Vec::<(String, String, u64)>::new());
+    assert_eq!(findings(&resolved), Vec::<(String, String, u64)>::new());
     assert_eq!(schema_errors(&resolved), Vec::<String>::new());
 }
 
@@ -195,7 +178,7 @@ async fn a_refused_read_is_reported_and_the_rest_still_checked() {
     assert_eq!(assessment["status"], "incomplete");
     assert_eq!(assessment["coverage"]["exhaustive"], false);
     assert_eq!(
-        codes(&assessment),
+        findings(&assessment),
         [("hygiene/merge-conflict".into(), "b.txt".into(), 0)]
     );
     let degraded = &assessment["coverage"]["degraded"][0];
@@ -275,7 +258,7 @@ async fn a_workspace_scope_checks_the_baseline_too_without_whitespace_noise() {
     p["scope"] = json!("workspace");
     let assessment = run(&memory, p).await;
     assert_eq!(
-        codes(&assessment),
+        findings(&assessment),
         [
             ("hygiene/trailing-whitespace".into(), "new.txt".into(), 0),
             ("hygiene/json-syntax".into(), "old.json".into(), 0),
@@ -344,7 +327,7 @@ async fn a_private_key_behind_ten_thousand_notes_is_kept_and_the_answer_is_not_c
     let notes = " \n".repeat(MAX_DIAGNOSTICS + 1);
     let key = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"; // pragma: allowlist secret
     let assessment = added(&[("a.txt", notes.as_bytes()), ("z/id_ed25519", key)]).await;
-    let found = codes(&assessment);
+    let found = findings(&assessment);
     assert_eq!(found.len(), MAX_DIAGNOSTICS);
     assert!(
         found
@@ -368,7 +351,7 @@ async fn a_file_of_a_million_markers_costs_what_the_cap_keeps() {
     let markers = ">>>>>>>\n".repeat(1 << 20);
     let started = Instant::now();
     let assessment = added(&[("a.txt", markers.as_bytes())]).await;
-    assert_eq!(codes(&assessment).len(), MAX_DIAGNOSTICS);
+    assert_eq!(findings(&assessment).len(), MAX_DIAGNOSTICS);
     assert_eq!(assessment["coverage"]["truncated"], true);
     // Far below the deadline of `run` (30 s); building every finding first took minutes.
     assert!(
@@ -471,7 +454,7 @@ async fn changed_symlinks_are_skipped_and_the_evidence_says_how_many_and_which()
     let (memory, params) = links(false);
     let assessment = run(&memory, params).await;
     assert_eq!(schema_errors(&assessment), Vec::<String>::new());
-    let found = codes(&assessment);
+    let found = findings(&assessment);
     assert!(
         found.iter().all(|(_, path, _)| path != "config.json"),
         "{found:?}"
@@ -500,7 +483,7 @@ async fn a_host_that_cannot_list_links_loses_no_check_and_the_evidence_says_so()
     let (memory, params) = links(true);
     let assessment = run(&memory, params).await;
     assert_eq!(schema_errors(&assessment), Vec::<String>::new());
-    let found = codes(&assessment);
+    let found = findings(&assessment);
     assert!(
         found.iter().any(|(_, path, _)| path == "config.json"),
         "checked as a file, as before: {found:?}"

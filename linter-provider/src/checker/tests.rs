@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use provider_kit::memory::Memory;
+use provider_kit::memory::{Memory, findings};
 use provider_kit::{Identity, MAX_DIAGNOSTICS, Request, evaluate};
 use serde_json::{Value, json};
 use test_support::process::ends;
@@ -204,24 +204,6 @@ fn result(uri: &str, line: u64, rule: &str) -> Value {
     })
 }
 
-/// (code, path, line) of each diagnostic.
-fn found(assessment: &Value) -> Vec<(String, String, u64)> {
-    assessment["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["code"].as_str().unwrap().to_owned(),
-                d["location"]["path"].as_str().unwrap().to_owned(),
-                d["location"]["range"]["start"]["line"]
-                    .as_u64()
-                    .unwrap_or(u64::MAX),
-            )
-        })
-        .collect()
-}
-
 fn notes(assessment: &Value) -> Vec<String> {
     assessment["evidence"]
         .as_array()
@@ -344,7 +326,10 @@ async fn results_outside_the_scratch_tree_or_on_other_files_are_dropped_and_coun
     .await;
     // The results on the change are all there: complete, with what was dropped in the evidence.
     assert_eq!(assessment["status"], "complete", "{assessment:#}");
-    assert_eq!(found(&assessment), [("fake/kept".into(), "a.py".into(), 0)]);
+    assert_eq!(
+        findings(&assessment),
+        [("fake/kept".into(), "a.py".into(), 0)]
+    );
     let notes = notes(&assessment);
     assert!(
         notes
@@ -408,7 +393,10 @@ async fn sarif_written_to_out_is_read_and_its_folder_removed() {
     let fake = writing_to_out("");
     let assessment = lint_a_file(&fake, &["--output", "{out}", "{files}"], LONG).await;
     assert_eq!(assessment["status"], "complete", "{assessment:#}");
-    assert_eq!(found(&assessment), [("fake/seen".into(), "a.py".into(), 0)]);
+    assert_eq!(
+        findings(&assessment),
+        [("fake/seen".into(), "a.py".into(), 0)]
+    );
     fake.assert_scratch_gone();
     let out = fake.lines("outdirs");
     assert_eq!(out.len(), 1);
@@ -440,7 +428,7 @@ async fn a_command_with_path_runs_once_for_each_file() {
     let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
     assert_eq!(assessment["status"], "complete", "{assessment:#}");
     assert_eq!(
-        found(&assessment),
+        findings(&assessment),
         [
             ("fake/seen".into(), "a.py".into(), 0),
             ("fake/seen".into(), "src/b.py".into(), 0)
@@ -473,7 +461,7 @@ async fn files_already_linted_are_not_linted_again_until_their_bytes_or_configur
     let a = json!({"path": "src/a.py", "kind": "create", "after": memory.add(b"a = 1\n")});
     let b = json!({"path": "b.py", "kind": "create", "after": memory.add(b"b = 1\n")});
     let first = assess(&lint, &memory, params(json!([a, b]), "all"), LONG).await;
-    assert_eq!(found(&first).len(), 2);
+    assert_eq!(findings(&first).len(), 2);
     assert_eq!(fake.runs(), ["src/a.py b.py"]);
     // The same change again: no linter runs, the same answer.
     let again = assess(&lint, &memory, params(json!([a, b]), "all"), LONG).await;
@@ -564,7 +552,7 @@ async fn a_host_that_cannot_list_configuration_files_still_gets_the_file_linted_
     let changes = created(&mut memory, &[("a.py", "import os\n")]);
     let lint = fake.lint(&["{files}"]);
     let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
-    assert_eq!(found(&assessment).len(), 1, "{assessment:#}");
+    assert_eq!(findings(&assessment).len(), 1, "{assessment:#}");
     assert_eq!(
         fake.lines("tree"),
         ["./a.py"],
@@ -589,7 +577,10 @@ async fn a_file_the_globs_do_not_name_is_neither_read_nor_reported() {
     let readme = changes[0]["after"].as_str().unwrap().to_owned();
     let lint = fake.lint(&["{files}"]);
     let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
-    assert_eq!(found(&assessment), [("fake/seen".into(), "a.py".into(), 0)]);
+    assert_eq!(
+        findings(&assessment),
+        [("fake/seen".into(), "a.py".into(), 0)]
+    );
     assert_eq!(fake.runs(), ["a.py"]);
     let asked = memory.asked.lock().unwrap();
     assert!(!asked.iter().flatten().any(|id| *id == readme), "{asked:?}");
@@ -632,7 +623,7 @@ async fn introduced_findings_are_the_new_ones_not_those_moved_or_on_edited_lines
     let lint = fake.lint(&["{files}"]);
     let all = assess(&lint, &memory, params(json!([change]), "all"), LONG).await;
     assert_eq!(
-        found(&all).iter().map(|f| f.2).collect::<Vec<_>>(),
+        findings(&all).iter().map(|f| f.2).collect::<Vec<_>>(),
         [1, 2, 3],
         "{all:#}"
     );
@@ -735,7 +726,10 @@ async fn a_helper_left_holding_the_output_neither_holds_the_answer_nor_outlives_
     let assessment = lint_a_file(&fake, &["{files}"], Duration::from_secs(10)).await;
     let elapsed = started.elapsed();
     assert_eq!(assessment["status"], "complete", "{assessment:#}");
-    assert_eq!(found(&assessment), [("fake/seen".into(), "a.py".into(), 0)]);
+    assert_eq!(
+        findings(&assessment),
+        [("fake/seen".into(), "a.py".into(), 0)]
+    );
     assert!(
         elapsed < Duration::from_secs(8),
         "answered after {elapsed:?}"
@@ -762,7 +756,7 @@ async fn a_file_name_that_starts_with_a_dash_is_never_an_option() {
     .await;
     assert_eq!(fake.runs(), ["./--config=x.py ./-x/a.py"]);
     assert_eq!(
-        found(&assessment),
+        findings(&assessment),
         [
             ("fake/seen".into(), "--config=x.py".into(), 0),
             ("fake/seen".into(), "-x/a.py".into(), 0)

@@ -43,7 +43,7 @@ async fn a_batch_that_floods_is_linted_in_halves_and_only_the_flooding_file_is_n
     let lint = fake.lint(&["{files}"]);
     let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
     assert_eq!(
-        found(&assessment),
+        findings(&assessment),
         [
             ("fake/seen".to_owned(), "a.py".to_owned(), 0),
             ("fake/seen".to_owned(), "b.py".to_owned(), 0),
