@@ -99,15 +99,20 @@ fn utf16_slice(line: &str, start: u32, end: u32) -> &str {
 mod tests {
     use super::*;
 
+    /// A span on one line.
+    fn on(line: u32, start: u32, end: u32) -> Span {
+        Span {
+            start_line: line,
+            start_char: start,
+            end_line: line,
+            end_char: end,
+        }
+    }
+
     fn finding(line: u32, start: u32, end: u32) -> from_sarif::Finding {
         from_sarif::Finding {
             path: "a.sh".into(),
-            span: Some(Span {
-                start_line: line,
-                start_char: start,
-                end_line: line,
-                end_char: end,
-            }),
+            span: Some(on(line, start, end)),
             level: Level::Info,
             code: "shellcheck/SC2086".into(),
             message: "Double quote to prevent globbing and word splitting.".into(),
@@ -142,19 +147,7 @@ mod tests {
     #[test]
     fn the_pointed_at_text_is_cut_at_utf16_offsets_and_a_line_finding_takes_the_line() {
         let lines = ["x = \"😀é\"; y", "FROM   ubuntu"];
-        let y = Span {
-            start_line: 0,
-            start_char: 11,
-            end_line: 0,
-            end_char: 12,
-        };
-        assert_eq!(pointed_at(&lines, y), "y");
-        let whole = Span {
-            start_line: 1,
-            start_char: 0,
-            end_line: 1,
-            end_char: 0,
-        };
-        assert_eq!(pointed_at(&lines, whole), "FROM ubuntu");
+        assert_eq!(pointed_at(&lines, on(0, 11, 12)), "y");
+        assert_eq!(pointed_at(&lines, on(1, 0, 0)), "FROM ubuntu");
     }
 }
