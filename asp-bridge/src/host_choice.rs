@@ -61,7 +61,7 @@ impl HostChoice {
         // only when it is the embedded host's.
         let launcher = core_host::builtin::Launcher {
             command: &[],
-            check_linter: crate::commands::provider::check_linter,
+            check_linter: linter_provider::from_config::check,
         };
         let trusted = core_host::config::Config::load(config.as_deref(), launcher);
         let trusted = match (&source, trusted) {

@@ -151,6 +151,14 @@ impl Linter {
     }
 }
 
+/// Why an entry's keys (as the host hands them over) make no linter, if they do not: what the
+/// host's configuration loader is given to check `[[linter]]` entries with.
+pub fn check(entry: &Value) -> std::result::Result<(), String> {
+    Linter::from_config(entry)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 fn config(message: impl Into<String>) -> Error {
     Error::Config(message.into())
 }

@@ -19,7 +19,7 @@ async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
         repo,
         config: args.config,
         builtin_launcher: vec![exe.to_string_lossy().into_owned(), "provider".into()],
-        check_linter: crate::commands::provider::check_linter,
+        check_linter: linter_provider::from_config::check,
     };
     let (input, output) = crate::stdio::pipes();
     core_host::serve(input, output, options).await?;

@@ -34,14 +34,6 @@ pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Why a `[[linter]]`'s own keys (as the host hands them over) make no linter, if they do not:
-/// the host's configuration loader asks this, so a mistake stops every command at once.
-pub(crate) fn check_linter(entry: &serde_json::Value) -> Result<(), String> {
-    Linter::from_config(entry)
-        .map(drop)
-        .map_err(|e| e.to_string())
-}
-
 /// The linter's program, resolved once as the host resolves a provider's (so a relative name does
 /// not change meaning in the scratch folder it runs in); a missing one is named with what to
 /// install, and the provider does not start.
