@@ -6,7 +6,8 @@ use asp_wire::proto::{Comparison, Decision, Inspection, Status};
 use serde_json::Value;
 
 use crate::Error;
-use crate::tools::{diagnostics, fit, inspect, status};
+use crate::tools::run::fit;
+use crate::tools::{diagnostics, inspect, status};
 
 /// The `asp_diagnostics` pages of `decision`, `limit` findings at most each, following
 /// `nextCursor` from the first page for at most `max_pages` pages: each the `structuredContent`

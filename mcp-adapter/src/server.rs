@@ -105,7 +105,7 @@ impl ServerHandler for AspServer {
         Ok(result)
     }
 
-    /// Every tool, `asp_inspect` only when the host offers inspect (see `tools::offer`).
+    /// Every tool, `asp_inspect` only when the host offers inspect (see `tools::state`).
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,

@@ -1,14 +1,18 @@
 //! `asp_authority_status`: `host/authority/status`: policy activation and, per provider, enrollment,
 //! lifecycle and the authority evidence the host holds for it.
 
+use std::sync::Arc;
+
 use bridge_core::model::NotRunView;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use super::{AspTool, Call, Caveats, NoArgs, cut_to_budget};
+use super::caveats::{Caveats, cut_to_budget};
+use super::run::{AspTool, Call, NoArgs};
 use crate::error::Error;
 use crate::to_mcp::{self, Server, id};
 
+#[derive(Default)]
 pub(crate) struct AspAuthorityStatus;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -37,7 +41,7 @@ provider. Read-only and advisory: the result satisfies no gate.";
     type Output = Output;
     const READS_HOST_ONLY: bool = true;
 
-    async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
+    async fn run(self: Arc<Self>, call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.authority_status().await?.value;
         Ok(Output {

@@ -1,15 +1,19 @@
 //! `asp_capabilities`: `host/capabilities`, the composed inspect/check/edit surface: which families
 //! are available from which providers, the providers themselves, and coverage.
 
+use std::sync::Arc;
+
 use bridge_core::model::NotRunView;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{AspTool, Call, Caveats, NoArgs, cut_to_budget};
+use super::caveats::{Caveats, cut_to_budget};
+use super::run::{AspTool, Call, NoArgs};
 use crate::error::Error;
 use crate::to_mcp::{self, Capability, Coverage, Server};
 
+#[derive(Default)]
 pub(crate) struct AspCapabilities;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -51,7 +55,7 @@ advisory: the result satisfies no gate.";
     type Output = Output;
     const READS_HOST_ONLY: bool = true;
 
-    async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
+    async fn run(self: Arc<Self>, call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let answer = client.capabilities().await?.value;
         Ok(Output {

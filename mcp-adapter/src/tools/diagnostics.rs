@@ -9,6 +9,7 @@
 //! it dropped. A finding whose path the host put outside the workspace keeps no path and says so.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use asp_wire::proto::{AdvisoryCallSite, Comparison};
 use bridge_core::changeset::check_rev;
@@ -16,7 +17,8 @@ use bridge_core::worktree::{Base, Evaluate, Scope};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use super::{AspTool, Budgeted, Call, Caveats, shrunk_len};
+use super::caveats::{Budgeted, Caveats, shrunk_len};
+use super::run::{AspTool, Call};
 use crate::error::Error;
 use crate::to_mcp::{self, Authority, Coverage, id, text};
 
@@ -30,7 +32,11 @@ pub(crate) use pages::{Pages, page, parse_cursor};
 use paths::{confined_paths, missing_paths};
 pub(crate) use shown::answer;
 
-pub(crate) struct AspDiagnostics;
+/// The tool, with the last few answers kept for their cursors.
+#[derive(Default)]
+pub(crate) struct AspDiagnostics {
+    pages: Pages,
+}
 
 /// Most paths accepted in one call.
 const MAX_PATHS: usize = 256;
@@ -306,7 +312,7 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
     type Args = Args;
     type Output = Output;
 
-    async fn run(call: Call, args: Args) -> Result<Output, Error> {
+    async fn run(self: Arc<Self>, call: Call, args: Args) -> Result<Output, Error> {
         let limit = match args.limit.unwrap_or(DEFAULT_LIMIT) {
             limit @ 1..=MAX_LIMIT => limit as usize,
             _ => {
@@ -317,7 +323,7 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
         };
         if let Some(raw) = &args.cursor {
             let (key, offset) = parse_cursor(raw)?;
-            let Some(answer) = call.state.pages.get(key) else {
+            let Some(answer) = self.pages.get(key) else {
                 return Err(Error::Input(format!(
                     "cursor {} has expired (the last {KEPT_ANSWERS} answers are kept); call \
                      asp_diagnostics again without a cursor",
@@ -388,7 +394,7 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
                 why: text(&s.why),
             })
             .collect();
-        let answer = call.state.pages.keep(|key| {
+        let answer = self.pages.keep(|key| {
             let mut shown = answer(
                 &evaluation.decision,
                 comparison,
@@ -502,14 +508,14 @@ mod tests {
         let answer = answer(&decision, Comparison::All, 1, 1, None, SeverityArg::Info);
         // The fuzz input's budget was 2 KiB; a finding no longer repeats the authority block, so
         // the budget that cannot hold one finding is now measured: one byte less than that page.
-        let one = super::super::fit(&mut page(&answer, 0, 1).unwrap(), 24 * 1024).unwrap();
+        let one = super::super::run::fit(&mut page(&answer, 0, 1).unwrap(), 24 * 1024).unwrap();
         let budget = serde_json::to_vec(&one).unwrap().len() - 1;
-        let err = super::super::fit(&mut page(&answer, 0, 7).unwrap(), budget).unwrap_err();
+        let err = super::super::run::fit(&mut page(&answer, 0, 7).unwrap(), budget).unwrap_err();
         assert!(
             matches!(err, Error::Oversize { budget: b } if b == budget),
             "{err}"
         );
-        let whole = super::super::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
+        let whole = super::super::run::fit(&mut page(&answer, 0, 7).unwrap(), 24 * 1024).unwrap();
         assert_eq!(whole["findings"].as_array().unwrap().len(), 2);
         assert!(whole.get("nextCursor").is_none());
     }

@@ -6,6 +6,7 @@
 //! cut to the output budget.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use asp_wire::proto::Inspection;
@@ -14,11 +15,13 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{AspTool, Budgeted, Call, Caveats};
+use super::caveats::{Budgeted, Caveats};
+use super::run::{AspTool, Call};
 use crate::error::Error;
 use crate::to_mcp::{self, Coverage, id};
 use bridge_core::confine::{confine, confine_uri, file_uri_path, host_path, is_path_shaped};
 
+#[derive(Default)]
 pub(crate) struct AspInspect;
 
 /// Largest `request`, in bytes of JSON.
@@ -99,7 +102,7 @@ relative to the workspace root. Advisory: the result satisfies no gate.";
     type Args = Args;
     type Output = Output;
 
-    async fn run(call: Call, args: Args) -> Result<Output, Error> {
+    async fn run(self: Arc<Self>, call: Call, args: Args) -> Result<Output, Error> {
         let timeout_ms = match args.timeout_ms {
             Some(ms) if !(1..=MAX_TIMEOUT_MS).contains(&ms) => {
                 return Err(Error::Input(format!(

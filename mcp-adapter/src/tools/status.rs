@@ -1,16 +1,20 @@
 //! `asp_status`: `host/status` summarised for an agent: host state, policy, providers, each call
 //! site with what it requires, the capability families, degraded coverage with reasons, receipt id.
 
+use std::sync::Arc;
+
 use asp_wire::proto;
 use bridge_core::model::NotRunView;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use super::{AspTool, Budgeted, Call, Caveats, NoArgs};
+use super::caveats::{Budgeted, Caveats};
+use super::run::{AspTool, Call, NoArgs};
 use crate::error::Error;
 use crate::policy::{EFFECTIVE_MODE, POLICY_FILE};
 use crate::to_mcp::{self, Capability, NotRun, Server, Snapshot, id, ids, text};
 
+#[derive(Default)]
 pub(crate) struct AspStatus;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -123,7 +127,7 @@ degraded coverage with reasons. Read-only and advisory: the result satisfies no 
     type Output = Output;
     const READS_HOST_ONLY: bool = true;
 
-    async fn run(call: Call, _args: NoArgs) -> Result<Output, Error> {
+    async fn run(self: Arc<Self>, call: Call, _args: NoArgs) -> Result<Output, Error> {
         let client = call.client().await?;
         let status = client.status().await?.value;
         Ok(output(&status, call.policy().await?.configured_mode))

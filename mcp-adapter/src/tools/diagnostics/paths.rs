@@ -9,7 +9,7 @@ use bridge_core::worktree::{Base, Evaluate, Scope};
 use super::MAX_PATHS;
 use crate::error::Error;
 use crate::to_mcp::text;
-use crate::tools::Call;
+use crate::tools::run::Call;
 
 /// Refuses, as an `input` error naming them, paths that are not in the working tree: not on disk
 /// and, with scope `changes`, not a tracked file that was deleted either (a deletion is a change).

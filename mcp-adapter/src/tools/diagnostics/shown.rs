@@ -13,7 +13,7 @@ use bridge_core::model;
 
 use super::{ANSWER_MAX_BYTES, AssuranceOut, Finding, Output, RangeOut, SeverityArg};
 use crate::to_mcp::{self, Authority, id, text};
-use crate::tools::Caveats;
+use crate::tools::caveats::Caveats;
 
 /// The whole answer as shown, the most severe findings first and only those at `min_severity` or
 /// above, as many as fit [`ANSWER_MAX_BYTES`]; pages are cut from it. `root` is the workspace the

@@ -1,3 +1,6 @@
+//! What one server's calls share ([`State`]): the host, the workspace, the output budget, the
+//! host client the last call reached, and whether the host offers inspect.
+//!
 //! Whether `asp_inspect` is listed: only when the host offers inspect (its `host/status` says a
 //! provider has the capability, or the family is available). The server learns it when a client
 //! lists the tools (starting the host once the policy allows it, within a deadline) and again after
@@ -5,16 +8,62 @@
 //! listed, the client gets `notifications/tools/list_changed`. Unknown (no host, a refusal, no
 //! answer in time) lists the tool: a call then says why it cannot answer.
 
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use asp_wire::proto;
-use bridge_core::HostClient;
 use bridge_core::model::canonical_capability;
+use bridge_core::{HostClient, HostSource, Worktree};
 use rmcp::RoleServer;
 use rmcp::service::Peer;
 
-use super::State;
 use crate::policy;
+
+/// Default size limit of one result's `structuredContent`, in bytes of JSON. The text block mirrors
+/// it (or, for `asp_diagnostics`, is a shorter summary), so a whole result stays under 48 KiB: far below the ~25k-token cap agents put on a result.
+pub const DEFAULT_BUDGET_BYTES: usize = 24 * 1024;
+
+/// What every call can reach: the host, the workspace, the budget.
+pub(crate) struct State {
+    pub(crate) host: Arc<dyn HostSource>,
+    /// The canonical workspace root.
+    pub(crate) repo: PathBuf,
+    /// The working tree `asp_diagnostics` evaluates (rooted at `repo`).
+    pub(crate) worktree: Worktree,
+    pub(crate) budget: usize,
+    /// The host client the last call got, to reach a host that is up before the policy is read.
+    live: Mutex<Option<HostClient>>,
+    /// Whether the host offers inspect, and whether `asp_inspect` was listed.
+    offer: Mutex<Offer>,
+}
+
+impl State {
+    pub(crate) fn new(host: Arc<dyn HostSource>, repo: PathBuf, budget: usize) -> State {
+        State {
+            host,
+            worktree: Worktree::new(repo.clone()),
+            repo,
+            budget,
+            live: Mutex::new(None),
+            offer: Mutex::default(),
+        }
+    }
+
+    /// Remembers the client a call reached, for [`State::live`].
+    pub(crate) fn reached(&self, client: &HostClient) {
+        *rpc_peer::lock(&self.live) = Some(client.clone());
+    }
+
+    /// The client of the host the last call reached, if that host is still up and answering in
+    /// time (else the supervisor decides what to do, after the policy is read).
+    pub(crate) fn live(&self) -> Option<HostClient> {
+        let live = rpc_peer::lock(&self.live);
+        live.as_ref()
+            .filter(|c| !c.is_closed() && c.missed_deadlines_in_a_row() == 0)
+            .cloned()
+    }
+}
 
 /// How long listing the tools waits for the host to say what it offers.
 const LEARN_DEADLINE: Duration = Duration::from_secs(5);
@@ -110,7 +159,7 @@ impl State {
             let client: HostClient = if start {
                 policy::check(&self.worktree).await.ok()?;
                 let client = self.host.client().await.ok()?;
-                *rpc_peer::lock(&self.live) = Some(client.clone());
+                self.reached(&client);
                 client
             } else {
                 self.live()?
