@@ -117,6 +117,19 @@ impl Workspace for Memory {
     }
 }
 
+/// The `check/evaluate` params of `changes` (a JSON array of changes) with `comparison`, on a
+/// fixed baseline.
+pub fn evaluate_params(changes: Value, comparison: &str) -> Value {
+    serde_json::json!({
+        "changeset": {
+            "baseline": {"rev": "git:tree:9f3a1c", "stampedAt": "2026-06-16T10:00:00Z"},
+            "changes": changes
+        },
+        "scope": "changeset",
+        "comparison": comparison
+    })
+}
+
 /// `(code, path, start line)` of each diagnostic of an assessment (as JSON), in order; a
 /// file-level finding's line is `u64::MAX`. Panics on anything else: it is for tests.
 pub fn findings(assessment: &Value) -> Vec<(String, String, u64)> {

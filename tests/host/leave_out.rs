@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::{ASP_BRIDGE, Config, Host, Provider, repo};
+use crate::support::{Config, Host, Provider, repo, serve_with_config};
 
 const CONFLICT: &str = "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n";
 
@@ -208,14 +208,7 @@ fn an_invalid_glob_or_severity_stops_the_host_with_an_input_error_naming_the_key
         ),
     ] {
         std::fs::write(&file, text).unwrap();
-        let output = std::process::Command::new(ASP_BRIDGE)
-            .args(["host", "serve", "--repo"])
-            .arg(repo.path())
-            .arg("--config")
-            .arg(&file)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
+        let output = serve_with_config(repo.path(), &file);
         assert_eq!(output.status.code(), Some(6), "an input error: {text}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(

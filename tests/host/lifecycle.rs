@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use test_support::process::{FifoWriters, ended};
 
 use crate::support::{
-    ASP_BRIDGE, Config, Host, Provider, Repo, fake, reasons, repo, valid, well_host,
+    ASP_BRIDGE, Config, Host, Provider, Repo, fake, reasons, repo, serve_with_config, valid,
+    well_host,
 };
 
 /// A deadline against a hang only.
@@ -167,14 +168,7 @@ fn a_configuration_error_names_file_line_and_key() {
         "[hygiene]\nenabled = false\n[[provider]]\nid = \"x\"\ncommand = []\n",
     )
     .unwrap();
-    let output = std::process::Command::new(ASP_BRIDGE)
-        .args(["host", "serve", "--repo"])
-        .arg(repo.path())
-        .arg("--config")
-        .arg(&file)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let output = serve_with_config(repo.path(), &file);
     assert_eq!(output.status.code(), Some(6), "an input error");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

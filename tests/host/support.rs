@@ -23,6 +23,19 @@ const CALL: Duration = Duration::from_secs(60);
 
 pub(crate) use test_support::git::Repo;
 
+/// What `asp-bridge host serve --repo REPO --config FILE` does with no client (stdin closed): for a
+/// configuration it refuses before serving.
+pub(crate) fn serve_with_config(repo: &Path, file: &Path) -> std::process::Output {
+    std::process::Command::new(ASP_BRIDGE)
+        .args(["host", "serve", "--repo"])
+        .arg(repo)
+        .arg("--config")
+        .arg(file)
+        .stdin(Stdio::null())
+        .output()
+        .expect("asp-bridge runs")
+}
+
 /// A git repository with one committed file, `a.txt`.
 pub(crate) fn repo() -> Repo {
     Repo::new(&[("a.txt", "first\n")])

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use provider_kit::memory::{Memory, findings};
+use provider_kit::memory::{Memory, evaluate_params as params, findings};
 use provider_kit::wire::TreeEntry;
 use provider_kit::{Cancel, ChangeKind, Identity, MAX_DIAGNOSTICS, Request, Which, evaluate};
 use serde_json::{Value, json};
@@ -33,17 +33,6 @@ async fn added(files: &[(&str, &[u8])]) -> Value {
         .map(|(path, bytes)| json!({"path": path, "kind": "create", "after": memory.add(bytes)}))
         .collect();
     run(&memory, params(Value::from(changes), "all")).await
-}
-
-fn params(changes: Value, comparison: &str) -> Value {
-    json!({
-        "changeset": {
-            "baseline": {"rev": "git:tree:9f3a1c", "stampedAt": "2026-06-16T10:00:00Z"},
-            "changes": changes
-        },
-        "scope": "changeset",
-        "comparison": comparison
-    })
 }
 
 fn schema_errors(assessment: &Value) -> Vec<String> {

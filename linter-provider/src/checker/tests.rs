@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use provider_kit::memory::{Memory, findings};
+use provider_kit::memory::{Memory, evaluate_params as params, findings};
 use provider_kit::{Identity, MAX_DIAGNOSTICS, Request, evaluate};
 use serde_json::{Value, json};
 use test_support::process::ends;
@@ -121,17 +121,6 @@ fn identity() -> Identity {
         version: "0.1.0".into(),
         fingerprint: "sha256:build".into(),
     }
-}
-
-fn params(changes: Value, comparison: &str) -> Value {
-    json!({
-        "changeset": {
-            "baseline": {"rev": "git:tree:9f3a1c", "stampedAt": "2026-06-16T10:00:00Z"},
-            "changes": changes
-        },
-        "scope": "changeset",
-        "comparison": comparison
-    })
 }
 
 /// The assessment of `params` by `lint`, within `within`, checked against the schema.

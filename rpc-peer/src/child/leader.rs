@@ -202,6 +202,17 @@ mod tests {
         (leader, line.trim().parse().expect("a pid"))
     }
 
+    /// The leader of [`with_helper`]`("exit 7")` is answered with its status, and its helper ends
+    /// with it.
+    async fn ends_with_code_7_and_takes_its_group(leader: Leader, helper: u32) {
+        assert_eq!(
+            leader.end_within(Duration::from_secs(10)).await,
+            Some(ExitStatus::Code(7))
+        );
+        assert!(leader.ended.load(Ordering::Acquire));
+        assert!(ends(helper).await, "the helper outlived its leader");
+    }
+
     // A pidfd and `/proc` are Linux's; elsewhere the exit is seen by the reap (the next test).
     #[cfg(target_os = "linux")]
     #[tokio::test]
@@ -218,23 +229,13 @@ mod tests {
             "seen exited, the leader is still a zombie, so its pid and group id are taken"
         );
         assert!(!ended(helper));
-        assert_eq!(
-            leader.end_within(Duration::from_secs(10)).await,
-            Some(ExitStatus::Code(7))
-        );
-        assert!(leader.ended.load(Ordering::Acquire));
-        assert!(ends(helper).await, "the helper outlived its leader");
+        ends_with_code_7_and_takes_its_group(leader, helper).await;
     }
 
     #[tokio::test]
     async fn a_leader_that_exits_is_answered_with_its_status_and_its_group_is_killed() {
         let (leader, helper) = with_helper("exit 7").await;
-        assert_eq!(
-            leader.end_within(Duration::from_secs(10)).await,
-            Some(ExitStatus::Code(7))
-        );
-        assert!(leader.ended.load(Ordering::Acquire));
-        assert!(ends(helper).await, "the helper outlived its leader");
+        ends_with_code_7_and_takes_its_group(leader, helper).await;
     }
 
     #[tokio::test]
