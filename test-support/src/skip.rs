@@ -52,6 +52,20 @@ fn record(log: Option<&Path>, test: &str, why: &str) {
     }
 }
 
+/// The path that the environment variable `var` names, or `None` after a recorded skip
+/// ([`skip`]; a failure instead where every tool is required).
+pub fn external_tool(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            skip(&format!(
+                "{var} is not set; install {what} (scripts/test.sh does) to run it"
+            ));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
