@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,13 +26,7 @@ impl Child {
     // The child is reaped by `wait4` (in `finish`), which `Child::wait` cannot be combined with.
     #[allow(clippy::zombie_processes)]
     pub(crate) fn spawn(program: &str, args: &[String], handler: Arc<dyn Handler>) -> Child {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
+        let mut child = test_support::process::piped(program, args);
         let pid = libc::pid_t::try_from(child.id()).expect("a pid");
         let (stdin, stdout) = (
             child.stdin.take().expect("stdin"),

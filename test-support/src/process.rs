@@ -38,6 +38,18 @@ pub fn wait_output(child: Child, limit: Duration) -> Output {
     }
 }
 
+/// `program args` started with its stdin and stdout piped and its stderr discarded.
+pub fn piped<S: AsRef<std::ffi::OsStr>>(program: impl AsRef<std::ffi::OsStr>, args: &[S]) -> Child {
+    use std::process::Stdio;
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn")
+}
+
 /// What a reference implementation makes of each of `cases`: `program` runs `args` with the JSON
 /// list of the cases on stdin and prints one JSON value (a test's script prints a list of verdicts,
 /// or `null` when what it needs is not installed), within `limit`.
@@ -48,14 +60,7 @@ pub fn json_verdicts(
     limit: Duration,
 ) -> serde_json::Value {
     use std::io::Write as _;
-    use std::process::Stdio;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the reference");
+    let mut child = piped(program, args);
     let input = serde_json::to_vec(cases).expect("the cases as JSON");
     let mut stdin = child.stdin.take().expect("its stdin");
     // Written from a thread of its own, so a reference that prints before it has read all its

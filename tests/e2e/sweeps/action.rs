@@ -111,6 +111,18 @@ impl Runner {
     /// Runs one step's script in `cwd` with the step's `env` keys set from `inputs` (every key must
     /// have a value: a script reading a variable its step does not define would fail on GitHub),
     /// `PATH` and the action's directory as given.
+    /// The action's install step run from the repository root with `install: package` and
+    /// `version`, on `path`.
+    fn install_package(&self, install: &Value, version: &str, path: &str) -> (i32, String) {
+        let inputs = [
+            ("SWEEP_INSTALL", "package"),
+            ("SWEEP_VERSION", version),
+            ("SWEEP_SOURCE", ""),
+        ];
+        let action_path = repository_root();
+        self.step(install, &action_path, &inputs, path, &action_path)
+    }
+
     fn step(
         &self,
         step: &Value,
@@ -206,14 +218,7 @@ fn the_composite_action_installs_evaluates_a_pull_request_or_a_push_and_uploads(
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(action["inputs"]["version"]["default"], version);
     let action_path = repository_root();
-    let install_package = |version: &str| {
-        let inputs = [
-            ("SWEEP_INSTALL", "package"),
-            ("SWEEP_VERSION", version),
-            ("SWEEP_SOURCE", ""),
-        ];
-        runner.step(install, &action_path, &inputs, &system, &action_path)
-    };
+    let install_package = |version: &str| runner.install_package(install, version, &system);
     let (code, said) = install_package(version);
     assert_eq!(code, 0, "{said}");
     let root = runner.path("temp").join("asp-bridge");
@@ -424,15 +429,7 @@ fn without_pipx_the_action_installs_the_pinned_wheel_with_pip_in_a_venv() {
         ("PIP_FIND_LINKS".into(), wheels.display().to_string()),
     ];
     let path = bin.display().to_string();
-    let action_path = repository_root();
-    let install_package = |version: &str| {
-        let inputs = [
-            ("SWEEP_INSTALL", "package"),
-            ("SWEEP_VERSION", version),
-            ("SWEEP_SOURCE", ""),
-        ];
-        runner.step(install, &action_path, &inputs, &path, &action_path)
-    };
+    let install_package = |version: &str| runner.install_package(install, version, &path);
 
     let (code, said) = install_package("999.0.0");
     assert_ne!(code, 0, "{said}");
