@@ -138,9 +138,10 @@ impl Cache {
     /// The filter overrides for this repository's configuration as it is now.
     async fn filters(&self, git: &Git<'_>) -> Result<Filters> {
         let layout = self.layout(git).await?;
-        self.filters
+        Ok(self
+            .filters
             .get(&git.runner(), &layout.git_dir, &layout.common_dir)
-            .await
+            .await?)
     }
 
     /// The submodules (gitlinks) of `commit`, repository-relative, looked up once per commit.
