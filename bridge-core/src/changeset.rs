@@ -14,7 +14,7 @@ mod disk;
 mod git;
 mod sweep;
 
-pub(crate) use disk::read_small;
+pub(crate) use repo_io::read::read_small;
 pub use sweep::{MAX_REV_BYTES, MergeBase, check_rev};
 pub(crate) use sweep::{build_all, empty_tree, merge_base};
 
