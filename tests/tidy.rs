@@ -209,7 +209,7 @@ fn dependencies_point_one_way() {
     for adapter in adapters {
         for other in adapters
             .iter()
-            .chain(["rpc-peer", "asp-wire", "bridge-core"].iter())
+            .chain(["rpc-peer", "asp-wire", "repo-io", "bridge-core"].iter())
         {
             let deps = &closure[*other];
             if deps.contains(adapter) {
@@ -221,17 +221,26 @@ fn dependencies_point_one_way() {
             "{adapter} stands on bridge-core"
         );
     }
-    // rpc-peer <- asp-wire <- bridge-core <- adapters <- asp-bridge: the peer and the wire
-    // vocabulary depend on no workspace crate but rpc-peer (for asp-wire).
+    // rpc-peer <- asp-wire <- repo-io <- bridge-core <- adapters <- asp-bridge: the peer and the
+    // wire vocabulary depend on no workspace crate but rpc-peer (for asp-wire), and repo-io (git,
+    // paths, no-follow reads, which the host and the providers share) on those two only.
     let workspace: BTreeSet<&String> = closure.keys().collect();
-    for (name, allowed) in [("rpc-peer", &[][..]), ("asp-wire", &["rpc-peer"][..])] {
+    for (name, allowed) in [
+        ("rpc-peer", &[][..]),
+        ("asp-wire", &["rpc-peer"][..]),
+        ("repo-io", &["rpc-peer", "asp-wire"][..]),
+    ] {
         for dep in &closure[name] {
             if workspace.contains(dep) && !allowed.contains(&dep.as_str()) {
                 problems.push(format!("{name} depends on the workspace crate {dep}"));
             }
         }
     }
-    for (name, base) in [("bridge-core", "asp-wire"), ("asp-wire", "rpc-peer")] {
+    for (name, base) in [
+        ("bridge-core", "asp-wire"),
+        ("bridge-core", "repo-io"),
+        ("asp-wire", "rpc-peer"),
+    ] {
         if !closure[name].contains(base) {
             problems.push(format!("{name} does not stand on {base}"));
         }
@@ -422,7 +431,12 @@ fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
     if closure["bridge-core"].contains("core-host") {
         problems.push("bridge-core depends on core-host".to_owned());
     }
-    for base in ["rpc-peer", "asp-wire"] {
+    // The host is no client of a host: it shares git, paths and reads through repo-io, never
+    // through the bridge's client.
+    if closure["core-host"].contains("bridge-core") {
+        problems.push("core-host depends on bridge-core (the bridge's host client)".to_owned());
+    }
+    for base in ["rpc-peer", "asp-wire", "repo-io"] {
         assert!(
             closure["core-host"].contains(base),
             "core-host stands on {base}"

@@ -14,7 +14,7 @@ mod disk;
 mod git;
 mod sweep;
 
-pub(crate) use disk::read_small;
+pub(crate) use repo_io::read::read_small;
 pub use sweep::{MAX_REV_BYTES, MergeBase, check_rev};
 pub(crate) use sweep::{build_all, empty_tree, merge_base};
 
@@ -138,9 +138,10 @@ impl Cache {
     /// The filter overrides for this repository's configuration as it is now.
     async fn filters(&self, git: &Git<'_>) -> Result<Filters> {
         let layout = self.layout(git).await?;
-        self.filters
+        Ok(self
+            .filters
             .get(&git.runner(), &layout.git_dir, &layout.common_dir)
-            .await
+            .await?)
     }
 
     /// The submodules (gitlinks) of `commit`, repository-relative, looked up once per commit.

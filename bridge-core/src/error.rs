@@ -41,6 +41,10 @@ pub enum Error {
     #[error("git: {0}")]
     Git(String),
 
+    /// Reading the repository failed: git (run through `repo_io::git`).
+    #[error(transparent)]
+    Repo(#[from] repo_io::Error),
+
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -54,6 +58,7 @@ impl Error {
     pub fn fail_class(&self) -> FailClass {
         match self {
             Error::Peer(peer) => peer.fail_class(),
+            Error::Repo(repo) => repo.fail_class(),
             Error::Unavailable(_) | Error::Io { .. } => FailClass::Health,
             Error::GaveUp { fail_class, .. } => *fail_class,
             Error::UnsupportedProtocol { .. } => FailClass::Contract,

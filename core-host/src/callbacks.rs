@@ -472,7 +472,7 @@ async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorO
                 && (paths.is_empty()
                     || paths
                         .iter()
-                        .any(|p| bridge_core::confine::is_within(&entry.path, p)));
+                        .any(|p| repo_io::path::is_within(&entry.path, p)));
             if !wanted || !grant.allows(&entry.path) {
                 continue;
             }

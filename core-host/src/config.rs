@@ -105,7 +105,7 @@ pub struct Config {
     pub providers: Vec<ProviderSpec>,
     /// git filter drivers the user trusts (`[git] filters`, e.g. git-lfs's `lfs`): the one
     /// exception to git running no program of the repository's configuration; their programs come
-    /// from the user's and the system's git configuration only (see `bridge_core::git`).
+    /// from the user's and the system's git configuration only (see `repo_io::git`).
     pub git_filters: Vec<String>,
 }
 

@@ -18,35 +18,61 @@ pub enum Error {
         message: String,
     },
 
-    /// Any other failure is one of bridge-core's, which already has the classes this host needs:
-    /// a request it refuses (`Input`), a git that fails (`Git`), a read that fails (`Io`).
+    /// A request the host refuses.
+    #[error("{0}")]
+    Input(String),
+
+    /// A read that fails.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Reading the repository failed: git (run through `repo_io::git`).
     #[error(transparent)]
-    Bridge(#[from] bridge_core::Error),
+    Repo(#[from] repo_io::Error),
 }
 
 impl Error {
     pub fn fail_class(&self) -> FailClass {
         match self {
-            Error::Config { .. } => FailClass::Input,
-            Error::Bridge(e) => e.fail_class(),
+            Error::Config { .. } | Error::Input(_) => FailClass::Input,
+            Error::Io { .. } => FailClass::Health,
+            Error::Repo(e) => e.fail_class(),
         }
     }
 
     pub(crate) fn input(message: impl Into<String>) -> Error {
-        bridge_core::Error::Input(message.into()).into()
+        Error::Input(message.into())
     }
 
     pub(crate) fn git(message: impl Into<String>) -> Error {
-        bridge_core::Error::Git(message.into()).into()
+        repo_io::Error::Git(message.into()).into()
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        bridge_core::Error::Io {
+        Error::Io {
             context: context.into(),
             source,
         }
-        .into()
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_keeps_the_fail_class_it_had_as_one_of_bridge_cores() {
+        assert_eq!(Error::input("bad").fail_class(), FailClass::Input);
+        assert_eq!(Error::git("failed").fail_class(), FailClass::Input);
+        assert_eq!(Error::git("failed").to_string(), "git: failed");
+        let io = Error::io("reading a", std::io::Error::other("gone"));
+        assert_eq!(io.fail_class(), FailClass::Health);
+        assert_eq!(io.to_string(), "reading a: gone");
+    }
+}

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
-pub(crate) use asp_wire::digest::{canonical_digest as digest, hex, sha256_hex};
+pub(crate) use asp_wire::digest::{canonical_digest as digest, sha256_hex};
 
 /// Now, as RFC 3339 UTC with milliseconds.
 pub(crate) fn now_rfc3339() -> String {

@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 pub(crate) use intake::{Intake, ScopedBlob, intake};
 pub(crate) use nowait::hop;
@@ -499,50 +498,24 @@ fn read_no_follow_until(
             });
         }
     }
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&at)?;
-    hash_file(file, deadline)
+    hash_file(repo_io::read::open_no_follow(&at)?, deadline)
 }
 
-/// The blob of an open file, which must be a regular file, read until `deadline`.
+/// The blob of an open file, which must be a regular file, read until `deadline` (`TimedOut`
+/// after) through reads that never wait during an attempt: repo-io's check and hash, with the
+/// attempt's allowance.
 fn hash_file(file: std::fs::File, deadline: Option<Instant>) -> std::io::Result<Blob> {
-    let meta = file.metadata()?;
-    if !meta.is_file() {
+    let Some(file) = repo_io::read::Regular::check(file, None)? else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file",
         ));
-    }
-    if nowait::active() && meta.len() > nowait::INLINE_BYTES {
+    };
+    if nowait::active() && file.metadata().len() > nowait::INLINE_BYTES {
         return Err(nowait::refuse());
     }
-    let reader = Until {
-        inner: nowait::Reader::new(file),
-        deadline,
-    };
-    hash_sized(reader, meta.len())
-}
-
-/// A reader whose reads fail (`TimedOut`) once its deadline has passed: a large file is hashed
-/// 64 KiB a read, so its hashing stops within a read of the deadline.
-struct Until<R> {
-    inner: R,
-    deadline: Option<Instant>,
-}
-
-impl<R: std::io::Read> std::io::Read for Until<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the request's deadline passed while it was read",
-            ));
-        }
-        self.inner.read(buf)
-    }
+    file.hash_through(nowait::Reader::new, MAX_BLOB, deadline)
+        .map(blob_of_hashed)
 }
 
 /// The blob of some bytes already in memory.
@@ -556,62 +529,24 @@ pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
     }
 }
 
-/// Hashes a stream whose length is about `size` (a file's, a git object's) to its end. When it
-/// fits under [`MAX_BLOB`] its bytes are read straight into a buffer of that size, with no scratch
-/// buffer; a stream longer than said, or a larger one, is hashed as [`hash_stream`] does.
-pub(crate) fn hash_sized(mut reader: impl std::io::Read, size: u64) -> std::io::Result<Blob> {
-    use std::io::Read as _;
-    let Some(size) = usize::try_from(size).ok().filter(|&n| n <= MAX_BLOB) else {
-        return hash_stream(reader);
-    };
-    let mut kept = Vec::with_capacity(size + 1);
-    (&mut reader)
-        .take(MAX_BLOB as u64 + 1)
-        .read_to_end(&mut kept)?;
-    if kept.len() <= MAX_BLOB {
-        return Ok(blob_of(kept));
+/// The blob of what repo-io hashed.
+fn blob_of_hashed(hashed: repo_io::read::Hashed) -> Blob {
+    Blob {
+        id: format!("blob:sha256:{}", hashed.hex()),
+        bytes: hashed.bytes.map(Arc::new),
+        link: false,
     }
-    let mut hasher = Sha256::new();
-    hasher.update(&kept);
-    drop(kept);
-    hash_rest(reader, hasher, true)
+}
+
+/// Hashes a stream whose length is about `size` (a file's, a git object's) to its end, keeping its
+/// bytes up to [`MAX_BLOB`] ([`repo_io::read::hash`]).
+pub(crate) fn hash_sized(reader: impl std::io::Read, size: u64) -> std::io::Result<Blob> {
+    repo_io::read::hash(reader, size, MAX_BLOB).map(blob_of_hashed)
 }
 
 /// Hashes a stream to its end, keeping the bytes up to [`MAX_BLOB`].
 pub(crate) fn hash_stream(reader: impl std::io::Read) -> std::io::Result<Blob> {
-    hash_rest(reader, Sha256::new(), false)
-}
-
-/// Goes on hashing `reader` into `hasher`, keeping its bytes unless `over`.
-fn hash_rest(
-    mut reader: impl std::io::Read,
-    mut hasher: Sha256,
-    mut over: bool,
-) -> std::io::Result<Blob> {
-    let mut kept = Vec::new();
-    let mut buffer = vec![0u8; 64 * 1024];
-    loop {
-        let n = match reader.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        hasher.update(&buffer[..n]);
-        if !over {
-            if kept.len() + n > MAX_BLOB {
-                over = true;
-                kept = Vec::new();
-            } else {
-                kept.extend_from_slice(&buffer[..n]);
-            }
-        }
-    }
-    Ok(Blob {
-        id: format!("blob:sha256:{}", json::hex(&hasher.finalize())),
-        bytes: (!over).then(|| Arc::new(kept)),
-        link: false,
-    })
+    hash_sized(reader, u64::MAX)
 }
 
 #[cfg(test)]

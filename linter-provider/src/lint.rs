@@ -261,18 +261,10 @@ async fn output_of(linter: &Linter, ran: Ran, out: Option<&Path>) -> Result<Prin
 /// The `{out}` file: a regular file (never a link or a FIFO) of at most [`MAX_OUTPUT`] bytes
 /// (`None`: larger).
 fn read_out(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("it is not a regular file"));
+    match repo_io::read::Regular::open(path, None)? {
+        Some(file) => file.read_capped(MAX_OUTPUT as u64),
+        None => Err(std::io::Error::other("it is not a regular file")),
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() <= MAX_OUTPUT).then_some(bytes))
 }
 
 /// Reads `output` as the linter's format and maps it to the files it was given.

@@ -37,7 +37,10 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
             // The embedded host cannot serve a root outside git: say so as the `input` error it
             // is, once, instead of a host that exits at every start.
             crate::host_choice::check_embedded_root(root).map_err(|e| match e {
-                core_host::Error::Bridge(error) => error,
+                core_host::Error::Repo(error) => error.into(),
+                core_host::Error::Io { context, source } => {
+                    bridge_core::Error::Io { context, source }
+                }
                 other => bridge_core::Error::Input(other.to_string()),
             })?;
             Ok(config)

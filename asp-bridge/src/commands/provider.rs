@@ -3,13 +3,10 @@
 //! Stdout carries the inner seam's frames only; logs go to stderr. They read the workspace only
 //! through the host's callbacks.
 
-use std::io::Read as _;
-
 use anyhow::Context as _;
 use hygiene_provider::Identity;
 use linter_provider::preset::Linter;
 use rpc_peer::child::program::{self, BUILD_FINGERPRINT_ENV, is_sha256_digest};
-use sha2::{Digest as _, Sha256};
 
 use crate::flags::{ProviderArgs, ProviderKind};
 
@@ -65,20 +62,14 @@ async fn identity() -> anyhow::Result<Identity> {
     })
 }
 
-/// `sha256:<hex>` of this executable: a new build has a new fingerprint.
+/// `sha256:<hex>` of this executable: a new build has a new fingerprint. The file itself is hashed
+/// (the path resolved first, then opened no-follow), whatever link it was started through.
 fn build_fingerprint() -> anyhow::Result<String> {
     let exe = std::env::current_exe().context("cannot locate this executable")?;
-    let mut file =
-        std::fs::File::open(&exe).with_context(|| format!("cannot read {}", exe.display()))?;
-    let mut hash = Sha256::new();
-    let mut buffer = vec![0; 1 << 20];
-    loop {
-        let n = file.read(&mut buffer)?;
-        if n == 0 {
-            break;
-        }
-        hash.update(&buffer[..n]);
-    }
-    let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
+    let exe =
+        std::fs::canonicalize(&exe).with_context(|| format!("cannot resolve {}", exe.display()))?;
+    let digest = repo_io::read::hash_file(&exe, None, None)
+        .with_context(|| format!("cannot read {}", exe.display()))?
+        .with_context(|| format!("{} is not a regular file", exe.display()))?;
+    Ok(format!("sha256:{}", asp_wire::digest::hex(&digest)))
 }

@@ -77,7 +77,7 @@ impl Git<'_> {
 
     /// Runs `git args` and returns its stdout (at most [`crate::git::MAX_LISTING`] bytes).
     pub(crate) async fn run(&self, args: &[&str]) -> Result<Vec<u8>> {
-        self.runner().run(args).await
+        Ok(self.runner().run(args).await?)
     }
 
     /// The working tree's changes against `HEAD` under `pathspecs`, untracked files included.
@@ -129,7 +129,7 @@ impl Git<'_> {
                 Ok(Some(String::from_utf8_lossy(&out).trim().to_owned())
                     .filter(|oid| !oid.is_empty()))
             }
-            Err(Error::Git(_)) => Ok(None),
+            Err(Error::Repo(repo_io::Error::Git(_))) => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -80,7 +80,7 @@ pub(crate) async fn merge_base(root: &Path, cache: &Cache, rev: &str) -> Result<
         .await
     {
         Ok(out) => String::from_utf8_lossy(&out).trim().to_owned(),
-        Err(Error::Git(_)) => String::new(),
+        Err(Error::Repo(repo_io::Error::Git(_))) => String::new(),
         Err(e) => return Err(e),
     };
     if commit.is_empty() {
@@ -96,7 +96,7 @@ pub(crate) async fn merge_base(root: &Path, cache: &Cache, rev: &str) -> Result<
     };
     let base = match git.run(&["merge-base", &commit, &head]).await {
         Ok(out) => String::from_utf8_lossy(&out).trim().to_owned(),
-        Err(Error::Git(_)) => String::new(),
+        Err(Error::Repo(repo_io::Error::Git(_))) => String::new(),
         Err(e) => return Err(e),
     };
     if base.is_empty() {

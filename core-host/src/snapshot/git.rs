@@ -1,5 +1,5 @@
 //! The few git commands the host runs: the `HEAD` tree, a tree listing and blob contents, each
-//! through the one runner ([`bridge_core::git`]: a deadline, a cap on what is read whole, no program
+//! through the one runner ([`repo_io::git`]: a deadline, a cap on what is read whole, no program
 //! the repository names). Paths are data (`--literal-pathspecs`); nothing here writes to the
 //! repository, and none of these commands reads working-tree content.
 
@@ -27,7 +27,7 @@ fn command(repo: &Path, args: &[&str]) -> Result<Command> {
     if nowait::active() {
         return Err(Error::io("git", nowait::refuse()));
     }
-    Ok(bridge_core::git::Git::new(repo, Instant::now() + DEADLINE).command(args))
+    Ok(repo_io::git::Git::new(repo, Instant::now() + DEADLINE).command(args))
 }
 
 /// Runs `git args` in `repo` within [`DEADLINE`]: its stdout, capped. Blocking.
@@ -35,7 +35,7 @@ pub(crate) fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
     if nowait::active() {
         return Err(Error::io("git", nowait::refuse()));
     }
-    Ok(bridge_core::git::Git::new(repo, Instant::now() + DEADLINE).run_blocking(args)?)
+    Ok(repo_io::git::Git::new(repo, Instant::now() + DEADLINE).run_blocking(args)?)
 }
 
 /// The tree `HEAD` names, or the empty tree before the first commit.

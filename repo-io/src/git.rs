@@ -117,7 +117,8 @@ impl<'a> Git<'a> {
             .map_err(|e| Error::Git(format!("cannot run git: {e}")))
     }
 
-    pub(crate) fn count(&self) {
+    /// Counts one process started (for a caller that starts git itself from [`Git::command`]).
+    pub fn count(&self) {
         if let Some(runs) = self.runs {
             runs.fetch_add(1, Ordering::Relaxed);
         }
