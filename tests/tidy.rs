@@ -416,7 +416,7 @@ fn the_wire_vocabulary_is_named_once() {
 }
 
 #[test]
-fn the_embedded_host_stands_on_bridge_core_and_apart_from_the_front_ends() {
+fn the_embedded_host_stands_on_repo_io_and_apart_from_the_bridge_and_the_front_ends() {
     let closure = dependency_closure();
     let front_ends = ["mcp-adapter", "lsp-adapter", "sarif-export"];
     let mut problems = Vec::new();
