@@ -38,6 +38,12 @@ pub struct RestartPolicy {
     /// A child that misses this many request deadlines in a row is taken as hung and replaced
     /// (default 3).
     pub max_missed_deadlines: u32,
+    /// Whether the supervisor restarts a child by itself once the delay is over (default); if not,
+    /// the first call after the delay does.
+    pub restart_unasked: bool,
+    /// Whether every call made during a restart waits for it, as during the first start; by
+    /// default one waits and the others fail fast.
+    pub share_restarts: bool,
 }
 
 impl Default for RestartPolicy {
@@ -48,6 +54,8 @@ impl Default for RestartPolicy {
             max_failures: 8,
             stable_after: Duration::from_secs(60),
             max_missed_deadlines: 3,
+            restart_unasked: true,
+            share_restarts: false,
         }
     }
 }
@@ -73,6 +81,13 @@ pub trait Launch: Send + Sync + 'static {
     fn shutdown(process: Self::Process) -> BoxFuture<'static, ExitStatus>;
     /// How a failed start counts.
     fn start_failure(error: &Self::Error) -> StartFailure;
+
+    /// Told of each failure that counts (a failed start, a child gone dead or hung), with the
+    /// count of failures in a row; `gave_up` when it made the supervisor give up. Called with the
+    /// supervisor's state locked: it must not call the supervisor.
+    fn failed(&self, why: &Self::Error, failures: u32, gave_up: bool) {
+        let _ = (why, failures, gave_up);
+    }
 }
 
 /// What a start ends with: a child and its handshake's answer, or why there is none.
@@ -247,6 +262,34 @@ impl<L: Launch> Supervisor<L> {
         }
     }
 
+    /// The client of the live child, if there is one (a child found dead or hung is taken as
+    /// down); never starts one.
+    pub fn live(&self) -> Option<L::Client> {
+        let mut phase = self.inner.lock();
+        self.inner.check_up(&mut phase)
+    }
+
+    /// The live child did its work: its count of failures in a row starts afresh.
+    pub fn succeeded(&self) {
+        if let Phase::Up { failures, .. } = &mut *self.inner.lock() {
+            *failures = 0;
+        }
+    }
+
+    /// Resolves once no start is under way.
+    pub async fn settled(&self) {
+        loop {
+            let mut settled = self.inner.settled.subscribe();
+            if !matches!(*self.inner.lock(), Phase::Starting { .. }) {
+                return;
+            }
+            // Subscribed before the phase was read: a start that settled since is seen.
+            if settled.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// What the last successful start's handshake answered (kept across an outage).
     pub fn last_status(&self) -> Option<L::Status> {
         lock(&self.inner.status).clone()
@@ -299,9 +342,11 @@ impl<L: Launch> Drop for Unsettled<'_, L> {
         {
             let mut phase = self.inner.lock();
             if matches!(*phase, Phase::Starting { .. }) {
+                let last = "a start was interrupted";
+                let why = Outage::Interrupted(last.into()).into();
                 *phase = self
                     .inner
-                    .after_failure(self.failures + 1, "a start was interrupted".into());
+                    .after_failure(self.failures + 1, &why, last.into());
             }
         }
         self.inner.settled.send_modify(|n| *n += 1);
@@ -331,7 +376,9 @@ impl<L: Launch> Inner<L> {
         }
         let failures = match &mut *phase {
             Phase::Up { .. } => unreachable!("check_up handles a live child"),
-            Phase::Starting { first: true, .. } if !waited => return Step::Wait,
+            Phase::Starting { first, .. } if !waited && (*first || self.policy.share_restarts) => {
+                return Step::Wait;
+            }
             // A restart that came due before this call: the call waits for it as it would have
             // waited for the start it ran itself; calls that come meanwhile fail fast.
             Phase::Starting { awaited, .. } if !waited && !*awaited => {
@@ -394,7 +441,7 @@ impl<L: Launch> Inner<L> {
             failures + 1
         };
         tracing::warn!(%why, "supervised child went down");
-        *phase = self.after_failure(failures, why.to_string());
+        *phase = self.after_failure(failures, &why, why.to_string());
         None
     }
 
@@ -449,15 +496,20 @@ impl<L: Launch> Inner<L> {
                         class,
                     },
                     StartFailure::Uncounted => Phase::Idle,
-                    StartFailure::Counted => self.after_failure(failures + 1, error.to_string()),
+                    StartFailure::Counted => {
+                        self.after_failure(failures + 1, &error, error.to_string())
+                    }
                 };
                 Err(error)
             }
         })
     }
 
-    fn after_failure(&self, failures: u32, last: String) -> Phase<L::Process> {
-        if failures >= self.policy.max_failures {
+    /// The phase after a failure that counts; `last` says `why` to callers.
+    fn after_failure(&self, failures: u32, why: &L::Error, last: String) -> Phase<L::Process> {
+        let gave_up = failures >= self.policy.max_failures;
+        self.launch.failed(why, failures, gave_up);
+        if gave_up {
             tracing::error!(failures, %last, "giving up on the supervised child");
             return Phase::GivenUp {
                 failures,
@@ -472,7 +524,9 @@ impl<L: Launch> Inner<L> {
             .saturating_mul(factor)
             .min(self.policy.max_delay);
         let retry_at = Instant::now() + delay;
-        self.schedule_restart(retry_at);
+        if self.policy.restart_unasked {
+            self.schedule_restart(retry_at);
+        }
         Phase::Down {
             retry_at,
             failures,

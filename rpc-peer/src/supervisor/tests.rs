@@ -45,6 +45,8 @@ impl std::fmt::Display for TestError {
 struct Children {
     plan: Mutex<VecDeque<StartFailure>>,
     far_ends: Arc<Mutex<Vec<DuplexStream>>>,
+    /// What [`Launch::failed`] was told: the count in a row, and whether it gave up.
+    told: Mutex<Vec<(u32, bool)>>,
 }
 
 impl Children {
@@ -106,6 +108,10 @@ impl Launch for Children {
             TestError::Launch(failure) => *failure,
             _ => StartFailure::Counted,
         }
+    }
+
+    fn failed(&self, _why: &TestError, failures: u32, gave_up: bool) {
+        lock(&self.told).push((failures, gave_up));
     }
 }
 
@@ -215,4 +221,80 @@ async fn counted_start_failures_grow_the_delay_then_give_up() {
     };
     assert_eq!(given_up, 2);
     assert_eq!(supervisor.state(), Lifecycle::GaveUp);
+}
+
+#[tokio::test]
+async fn without_restart_unasked_the_next_call_restarts_the_child() {
+    let policy = RestartPolicy {
+        restart_unasked: false,
+        ..policy(Duration::ZERO, 8)
+    };
+    let supervisor = Supervisor::new(Children::default(), policy);
+    let child = supervisor.client().await.unwrap();
+    lock(&supervisor.launch().far_ends).clear();
+    child.closed().await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(matches!(supervisor.state(), Lifecycle::Failed { .. }));
+    assert_eq!(
+        *supervisor.starts().borrow(),
+        1,
+        "nothing restarted it unasked"
+    );
+    assert!(supervisor.live().is_none());
+    supervisor.client().await.unwrap();
+    assert_eq!(*supervisor.starts().borrow(), 2);
+    assert_eq!(*lock(&supervisor.launch().told), [(1, false)]);
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_share_restarts_every_call_during_a_restart_waits_for_it() {
+    let policy = RestartPolicy {
+        restart_unasked: false,
+        share_restarts: true,
+        ..policy(Duration::ZERO, 8)
+    };
+    let supervisor = Supervisor::new(Children::default(), policy);
+    let child = supervisor.client().await.unwrap();
+    lock(&supervisor.launch().far_ends).clear();
+    child.closed().await;
+    let (a, b, c) = tokio::join!(
+        supervisor.client(),
+        supervisor.client(),
+        supervisor.client()
+    );
+    assert!(a.is_ok() && b.is_ok() && c.is_ok());
+    assert_eq!(
+        *supervisor.starts().borrow(),
+        2,
+        "one restart for the three calls"
+    );
+    supervisor.settled().await;
+    assert!(supervisor.live().is_some());
+    supervisor.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_success_starts_the_count_of_failures_afresh() {
+    let policy = RestartPolicy {
+        restart_unasked: false,
+        stable_after: Duration::MAX,
+        ..policy(Duration::ZERO, 2)
+    };
+    let supervisor = Supervisor::new(Children::default(), policy);
+    for _ in 0..3 {
+        let child = supervisor.client().await.unwrap();
+        supervisor.succeeded();
+        lock(&supervisor.launch().far_ends).clear();
+        child.closed().await;
+        assert!(matches!(supervisor.state(), Lifecycle::Failed { .. }));
+    }
+    assert_eq!(*lock(&supervisor.launch().told), [(1, false); 3]);
+
+    // Without a success in between, the second crash in a row gives up.
+    let child = supervisor.client().await.unwrap();
+    lock(&supervisor.launch().far_ends).clear();
+    child.closed().await;
+    assert_eq!(supervisor.state(), Lifecycle::GaveUp);
+    assert_eq!(lock(&supervisor.launch().told).last(), Some(&(2, true)));
 }
