@@ -2,7 +2,7 @@
 //! warm, restarted after a crash with a growing delay, quarantined after repeated failures. The
 //! supervision is rpc-peer's supervisor, the one the bridge uses for its host ([`launch`]).
 //!
-//! Start: spawn (bridge-core's child process handling: own process group, stderr to tracing, fixed
+//! Start: spawn (rpc-peer's child process handling: own process group, stderr to tracing, fixed
 //! shutdown escalation, the group killed with the host however the host ends), `initialize` with
 //! `protocolVersion: "asp/1.0"`, or `"asp/0.1"` through the compatibility layer ([`from_asp01`])
 //! when the configuration says so (a contract refusal is `incompatible`, reason `skewed`), the

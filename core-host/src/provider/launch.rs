@@ -223,3 +223,83 @@ pub(crate) fn wire(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(last: Option<Failure>, permanent: Option<Failure>) -> Record {
+        Record {
+            enrollment: "enrolled",
+            last,
+            permanent,
+            identity: None,
+            advertised_check: false,
+            stopped: None,
+        }
+    }
+
+    fn strings(state: Lifecycle, record: &Record) -> (&'static str, &'static str) {
+        let (lifecycle, state, _) = wire(state, record);
+        (lifecycle, state)
+    }
+
+    #[test]
+    fn each_lifecycle_has_the_wire_strings_of_host_status() {
+        let none = record(None, None);
+        let retry_at = std::time::Instant::now();
+        assert_eq!(
+            strings(Lifecycle::NotStarted, &none),
+            ("launched", "installed")
+        );
+        assert_eq!(
+            strings(Lifecycle::Starting, &none),
+            ("initializing", "installed")
+        );
+        assert_eq!(strings(Lifecycle::Ready, &none), ("active", "ready"));
+        for (lifecycle, state) in [
+            ("crashed", "degraded"),
+            ("timed-out", "degraded"),
+            ("unavailable", "unavailable"),
+        ] {
+            let down = record(Some(Failure::new(lifecycle, lifecycle, "d")), None);
+            let (wire_lifecycle, wire_state, failure) = wire(Lifecycle::Failed { retry_at }, &down);
+            assert_eq!((wire_lifecycle, wire_state), (lifecycle, state));
+            assert!(failure.is_some(), "a provider down shows why");
+        }
+        for (lifecycle, state) in [
+            ("quarantined", "quarantined"),
+            ("malformed", "degraded"),
+            ("incompatible", "incompatible"),
+        ] {
+            let given_up = record(None, Some(Failure::new("r", lifecycle, "d")));
+            assert_eq!(strings(Lifecycle::GaveUp, &given_up), (lifecycle, state));
+        }
+    }
+
+    #[test]
+    fn a_stopped_provider_shows_how_it_stood_when_the_host_stopped_it() {
+        let mut stopped = record(None, None);
+        stopped.stopped = Some(Stopped {
+            before: Lifecycle::Ready,
+            stopping: true,
+        });
+        assert_eq!(
+            strings(Lifecycle::Stopped, &stopped),
+            ("shutting-down", "ready")
+        );
+        stopped.stopped = Some(Stopped {
+            before: Lifecycle::Ready,
+            stopping: false,
+        });
+        assert_eq!(strings(Lifecycle::Stopped, &stopped), ("exited", "ready"));
+        stopped.stopped = Some(Stopped {
+            before: Lifecycle::NotStarted,
+            stopping: false,
+        });
+        assert_eq!(
+            strings(Lifecycle::Stopped, &stopped),
+            ("launched", "installed")
+        );
+    }
+}
