@@ -1,5 +1,5 @@
 //! The ASP layer above the [`peer`](rpc_peer::peer): the typed outer-seam calls of a host client, the
-//! host process with its `host/status` handshake, and supervision.
+//! host process with its `host/status` handshake, and the host under rpc-peer's supervisor.
 //!
 //! A [`HostClient`] is a [`Peer`] that serves no requests ([`NoRequests`]) and names its calls by the
 //! ASP outer seam; deadlines, cancellation, late replies and progress routing are the peer's.
@@ -16,7 +16,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncWrite};
 
 pub use rpc_peer::peer::{CallOptions, ExitProbe, Reply};
-pub use supervisor::{HostLaunch, Launch, RestartPolicy, Supervisor};
+pub use rpc_peer::supervisor::{Launch, Lifecycle, Outage, RestartPolicy, StartFailure};
+pub use supervisor::{HostLaunch, Supervisor};
 
 use crate::error::{Error, Result};
 use asp_wire::proto::{

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::host::{HostLaunch, Launch};
+use bridge_core::host::{HostLaunch, Launch, StartFailure};
 use bridge_core::{Error, HostCommand, HostConfig, RestartPolicy, Supervisor};
 use rpc_peer::peer::{BoxFuture, Peer};
 use rpc_peer::{ExitStatus, FailClass};
@@ -31,6 +31,11 @@ fn host(answers: usize, proto: &str) -> HostConfig {
     HostConfig::new(command, Path::new("/").to_path_buf())
 }
 
+/// The host `config` names, supervised.
+fn supervise(config: HostConfig, policy: RestartPolicy) -> Supervisor {
+    Supervisor::new(HostLaunch(config), policy)
+}
+
 fn policy(initial_delay: Duration, max_failures: u32) -> RestartPolicy {
     RestartPolicy {
         initial_delay,
@@ -41,7 +46,7 @@ fn policy(initial_delay: Duration, max_failures: u32) -> RestartPolicy {
 
 #[tokio::test]
 async fn the_host_starts_on_first_use_and_restarts_after_a_crash() {
-    let supervisor = Supervisor::new(host(0, "asp-outer/1.0"), policy(Duration::ZERO, 8));
+    let supervisor = supervise(host(0, "asp-outer/1.0"), policy(Duration::ZERO, 8));
     let starts = supervisor.starts();
     assert_eq!(
         *starts.borrow(),
@@ -71,7 +76,7 @@ async fn the_host_starts_on_first_use_and_restarts_after_a_crash() {
 
 #[tokio::test]
 async fn during_the_restart_delay_calls_fail_fast_with_a_health_error() {
-    let supervisor = Supervisor::new(host(0, "asp-outer/1.0"), policy(Duration::from_secs(60), 8));
+    let supervisor = supervise(host(0, "asp-outer/1.0"), policy(Duration::from_secs(60), 8));
     let client = supervisor.client().await.unwrap();
     let _ = client.status().await;
     client.closed().await;
@@ -90,7 +95,7 @@ async fn a_host_that_keeps_dying_is_given_up_on() {
         program: "sh".into(),
         args: vec!["-c".into(), "exit 9".into()],
     };
-    let supervisor = Supervisor::new(
+    let supervisor = supervise(
         HostConfig::new(command, "/".into()),
         policy(Duration::ZERO, 3),
     );
@@ -121,7 +126,7 @@ async fn a_host_that_keeps_dying_is_given_up_on() {
 
 #[tokio::test]
 async fn a_contract_refusal_is_not_retried() {
-    let supervisor = Supervisor::new(host(0, "asp-outer/2.0"), policy(Duration::ZERO, 8));
+    let supervisor = supervise(host(0, "asp-outer/2.0"), policy(Duration::ZERO, 8));
     let first = supervisor.client().await.unwrap_err();
     assert_eq!(first.fail_class(), FailClass::Contract);
     let again = supervisor.client().await.unwrap_err();
@@ -143,7 +148,7 @@ async fn a_contract_refusal_is_not_retried() {
 
 #[tokio::test]
 async fn after_shutdown_calls_are_refused() {
-    let supervisor = Supervisor::new(host(1, "asp-outer/1.0"), policy(Duration::ZERO, 8));
+    let supervisor = supervise(host(1, "asp-outer/1.0"), policy(Duration::ZERO, 8));
     supervisor.client().await.unwrap();
     supervisor.shutdown().await;
     let err = supervisor.client().await.unwrap_err();
@@ -161,7 +166,7 @@ async fn a_host_that_misses_three_deadlines_in_a_row_is_replaced() {
     };
     let mut config = HostConfig::new(command, "/".into());
     config.client.request_timeout = Duration::from_millis(50);
-    let supervisor = Supervisor::new(config, policy(Duration::ZERO, 8));
+    let supervisor = supervise(config, policy(Duration::ZERO, 8));
     let starts = supervisor.starts();
     for missed in 1..=3 {
         let client = supervisor.client().await.unwrap();
@@ -184,7 +189,7 @@ async fn a_host_that_misses_three_deadlines_in_a_row_is_replaced() {
 
 #[tokio::test]
 async fn calls_during_the_first_start_share_it() {
-    let supervisor = Supervisor::new(host(1, "asp-outer/1.0"), policy(Duration::ZERO, 8));
+    let supervisor = supervise(host(1, "asp-outer/1.0"), policy(Duration::ZERO, 8));
     let (a, b, c) = tokio::join!(
         supervisor.client(),
         supervisor.client(),
@@ -218,7 +223,7 @@ async fn calls_during_a_restart_fail_fast_and_the_handshake_status_is_kept() {
     };
     let mut config = HostConfig::new(command, "/".into());
     config.handshake_timeout = Duration::from_secs(60);
-    let supervisor = Supervisor::new(config, policy(Duration::ZERO, 8));
+    let supervisor = supervise(config, policy(Duration::ZERO, 8));
     assert!(supervisor.last_status().is_none());
     let client = supervisor.client().await.unwrap();
     assert_eq!(supervisor.last_status().unwrap().host.name, "sh-host");
@@ -258,7 +263,7 @@ async fn a_program_that_cannot_be_run_is_tried_again_at_once_and_never_given_up_
     };
     let config = HostConfig::new(command, Path::new("/").to_path_buf());
     // A long restart delay and a single allowed failure: neither applies to a spawn failure.
-    let supervisor = Supervisor::new(config, policy(Duration::from_secs(3600), 1));
+    let supervisor = supervise(config, policy(Duration::from_secs(3600), 1));
     for _ in 0..3 {
         let error = supervisor.client().await.unwrap_err();
         assert!(
@@ -289,7 +294,7 @@ fn host_that_crashes_once(dir: &Path) -> HostConfig {
 #[tokio::test]
 async fn a_crashed_host_comes_back_with_no_caller_asking() {
     let dir = tempfile::tempdir().unwrap();
-    let supervisor = Supervisor::new(
+    let supervisor = supervise(
         host_that_crashes_once(dir.path()),
         policy(Duration::from_millis(1), 8),
     );
@@ -321,6 +326,7 @@ impl Launch for Tracked {
     type Process = <HostLaunch as Launch>::Process;
     type Client = <HostLaunch as Launch>::Client;
     type Status = <HostLaunch as Launch>::Status;
+    type Error = Error;
 
     fn launch(&self) -> BoxFuture<'static, bridge_core::Result<(Self::Process, Self::Status)>> {
         self.launch.launch()
@@ -337,6 +343,10 @@ impl Launch for Tracked {
     fn shutdown(process: Self::Process) -> BoxFuture<'static, ExitStatus> {
         HostLaunch::shutdown(process)
     }
+
+    fn start_failure(error: &Error) -> StartFailure {
+        HostLaunch::start_failure(error)
+    }
 }
 
 #[tokio::test]
@@ -347,7 +357,7 @@ async fn shutdown_cancels_a_restart_waiting_for_its_time() {
         launch: HostLaunch(host_that_crashes_once(dir.path())),
         _alive: alive.clone(),
     };
-    let supervisor = Supervisor::with_launch(launch, policy(Duration::from_secs(3600), 8));
+    let supervisor = Supervisor::new(launch, policy(Duration::from_secs(3600), 8));
     let client = supervisor.client().await.unwrap();
     client.closed().await;
     let err = supervisor.client().await.unwrap_err();

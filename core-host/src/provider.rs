@@ -1,7 +1,8 @@
 //! Enrolled providers: each a separate process on the inner seam, started on first need and kept
-//! warm, restarted after a crash with a growing delay, quarantined after repeated failures.
+//! warm, restarted after a crash with a growing delay, quarantined after repeated failures. The
+//! supervision is rpc-peer's supervisor, the one the bridge uses for its host ([`launch`]).
 //!
-//! Start: spawn (bridge-core's child process handling: own process group, stderr to tracing, fixed
+//! Start: spawn (rpc-peer's child process handling: own process group, stderr to tracing, fixed
 //! shutdown escalation, the group killed with the host however the host ends), `initialize` with
 //! `protocolVersion: "asp/1.0"`, or `"asp/0.1"` through the compatibility layer ([`from_asp01`])
 //! when the configuration says so (a contract refusal is `incompatible`, reason `skewed`), the
@@ -10,14 +11,18 @@
 //! provider, so the blobs it reads belong to exactly one request.
 
 pub(crate) mod from_asp01;
+mod launch;
 mod session;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rpc_peer::lock;
+use rpc_peer::supervisor::{Lifecycle, Outage, RestartPolicy, Supervisor};
 use serde_json::{Value, json};
 
+use launch::{Down, Provider, ProviderLaunch, Record, Stopped};
 pub(crate) use session::Session;
 
 use crate::assessment::{self, Accepted, Expected};
@@ -32,8 +37,6 @@ const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
 const QUARANTINE_AFTER: u32 = 8;
 /// Missed deadlines in a row after which a live provider is replaced.
 const HUNG_AFTER: u32 = 3;
-/// Longest `initialize` takes.
-const MAX_INITIALIZE: Duration = Duration::from_secs(10);
 
 /// Why a provider gave no usable assessment: a degradation reason, a detail and its lifecycle state.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,23 +140,11 @@ pub(crate) struct Evaluation {
     pub(crate) call_site: CallSite,
 }
 
-struct Life {
-    session: Option<Arc<Session>>,
-    failures: u32,
-    retry_at: Option<Instant>,
-    /// A failure no restart can fix (incompatible, malformed initialize, quarantined).
-    permanent: Option<Failure>,
-    last: Option<Failure>,
-}
-
-/// One enrolled provider.
+/// One enrolled provider, under its supervisor.
 pub(crate) struct Slot {
-    pub(crate) spec: ProviderSpec,
-    workspace: Arc<Workspace>,
-    cwd: PathBuf,
-    scope: Arc<Scope>,
-    life: tokio::sync::Mutex<Life>,
-    view: Mutex<View>,
+    pub(crate) spec: Arc<ProviderSpec>,
+    provider: Arc<Provider>,
+    supervisor: Supervisor<ProviderLaunch>,
 }
 
 impl std::fmt::Debug for Slot {
@@ -169,41 +160,59 @@ impl Slot {
         } else {
             "enrolled"
         };
-        let view = View {
-            lifecycle: "launched",
-            state: "installed",
-            enrollment,
-            failure: None,
-            identity: None,
-            advertised_check: false,
+        // Restarted by the next call that needs it once the delay is over (not by the
+        // supervisor on its own), every call during a start waits for it, and only an accepted
+        // assessment starts the count of failures afresh.
+        let policy = RestartPolicy {
+            initial_delay: spec.restart_delay,
+            max_delay: MAX_RESTART_DELAY,
+            max_failures: QUARANTINE_AFTER,
+            stable_after: Duration::MAX,
+            max_missed_deadlines: HUNG_AFTER,
+            restart_unasked: false,
+            share_restarts: true,
         };
-        Slot {
+        let spec = Arc::new(spec);
+        let provider = Arc::new(Provider {
             scope: Arc::new(Scope::new(&spec.id)),
-            spec,
+            spec: spec.clone(),
             workspace,
             cwd,
-            life: tokio::sync::Mutex::new(Life {
-                session: None,
-                failures: 0,
-                retry_at: None,
-                permanent: None,
+            baseline: Mutex::new(None),
+            record: Mutex::new(Record {
+                enrollment,
                 last: None,
+                permanent: None,
+                identity: None,
+                advertised_check: false,
+                stopped: None,
             }),
-            view: Mutex::new(view),
+        });
+        Slot {
+            spec,
+            supervisor: Supervisor::new(ProviderLaunch(provider.clone()), policy),
+            provider,
         }
     }
 
+    /// What `host/status` shows of the provider now (a provider found dead or hung is down).
     pub(crate) fn view(&self) -> View {
-        rpc_peer::lock(&self.view).clone()
-    }
-
-    fn set_view(&self, update: impl FnOnce(&mut View)) {
-        update(&mut rpc_peer::lock(&self.view));
+        let state = self.supervisor.state();
+        let record = lock(&self.provider.record);
+        let (lifecycle, state, failure) = launch::wire(state, &record);
+        View {
+            lifecycle,
+            state,
+            enrollment: record.enrollment,
+            failure,
+            identity: record.identity.clone(),
+            advertised_check: record.advertised_check,
+        }
     }
 
     /// Resolves once no start is in progress.
     pub(crate) async fn settled(&self) {
-        let _ = self.life.lock().await;
+        self.supervisor.settled().await;
     }
 
     /// Starts the provider ahead of its first evaluation (its failure is recorded in the view).
@@ -215,128 +224,46 @@ impl Slot {
 
     /// The live session, starting one when needed and allowed.
     pub(crate) async fn session(&self, baseline: &Baseline) -> Result<Arc<Session>, Failure> {
-        let mut life = self.life.lock().await;
-        if let Some(failure) = &life.permanent {
-            return Err(failure.clone());
+        *lock(&self.provider.baseline) = Some(baseline.clone());
+        let down = match self.supervisor.client().await {
+            Ok(session) => return Ok(session),
+            Err(down) => down,
+        };
+        let record = lock(&self.provider.record);
+        if let Some(permanent) = &record.permanent {
+            return Err(permanent.clone());
         }
-        if let Some(session) = &life.session {
-            if !session.is_closed() {
-                return Ok(session.clone());
-            }
-            let failure = Failure::new(
-                "crashed",
-                "crashed",
-                format!("the provider {}", session.exit_detail()),
-            );
-            life.session = None;
-            self.record_failure(&mut life, failure);
-        }
-        if let (Some(at), Some(last)) = (life.retry_at, &life.last) {
-            let now = Instant::now();
-            if at > now {
-                let mut failure = last.clone();
+        Err(match down {
+            Down::Failed(failure) | Down::Permanent(failure) => failure,
+            Down::Outage(Outage::Down { last, retry_in }) => {
+                let mut failure = record
+                    .last
+                    .clone()
+                    .unwrap_or_else(|| Failure::new("unavailable", "unavailable", last));
                 failure.detail = format!(
                     "{} (restarting in {} ms)",
                     failure.detail,
-                    (at - now).as_millis()
+                    retry_in.as_millis()
                 );
-                return Err(failure);
+                failure
             }
-        }
-        self.set_view(|v| {
-            v.lifecycle = "initializing";
-            v.state = "installed";
-        });
-        match Session::start(
-            &self.spec,
-            &self.cwd,
-            &self.workspace,
-            &self.scope,
-            baseline,
-            self.initialize_deadline(),
-        )
-        .await
-        {
-            Ok(session) => {
-                let session = Arc::new(session);
-                life.session = Some(session.clone());
-                life.retry_at = None;
-                life.last = None;
-                let identity = session.identity.clone();
-                self.set_view(|v| {
-                    v.lifecycle = "active";
-                    v.state = "ready";
-                    v.failure = None;
-                    v.identity = Some(identity);
-                    v.advertised_check = true;
-                });
-                Ok(session)
+            Down::Outage(Outage::GaveUp { failures, last, .. }) => {
+                launch::quarantined(failures, &last)
             }
-            Err(start) => {
-                if start.permanent {
-                    life.permanent = Some(start.failure.clone());
-                    let failure = start.failure.clone();
-                    self.set_view(|v| {
-                        v.lifecycle = failure.lifecycle;
-                        v.state = if failure.lifecycle == "malformed" {
-                            "degraded"
-                        } else {
-                            "incompatible"
-                        };
-                        v.enrollment = "incompatible";
-                        v.failure = Some(failure);
-                        v.identity = start.identity;
-                    });
-                    return Err(start.failure);
-                }
-                self.record_failure(&mut life, start.failure.clone());
-                Err(life.permanent.clone().unwrap_or(start.failure))
+            Down::Outage(Outage::Restarting) => Failure::new(
+                "unavailable",
+                "initializing",
+                "restarting; try again shortly",
+            ),
+            Down::Outage(Outage::ShuttingDown) => {
+                Failure::new("unavailable", "shutting-down", "the host is shutting down")
             }
-        }
-    }
-
-    fn initialize_deadline(&self) -> Duration {
-        self.spec.timeout.min(MAX_INITIALIZE)
-    }
-
-    /// Counts a failed start or a crash: schedules the next start, or quarantines.
-    fn record_failure(&self, life: &mut Life, failure: Failure) {
-        life.failures += 1;
-        if life.failures >= QUARANTINE_AFTER {
-            let quarantined = Failure::new(
-                "quarantined",
-                "quarantined",
-                format!(
-                    "quarantined after {} failures in a row; last: {}",
-                    life.failures, failure.detail
-                ),
-            );
-            life.permanent = Some(quarantined.clone());
-            self.set_view(|v| {
-                v.lifecycle = "quarantined";
-                v.state = "quarantined";
-                v.enrollment = "quarantined";
-                v.failure = Some(quarantined);
-            });
-            return;
-        }
-        let delay = self
-            .spec
-            .restart_delay
-            .saturating_mul(1 << (life.failures - 1).min(16))
-            .min(MAX_RESTART_DELAY);
-        life.retry_at = Some(Instant::now() + delay);
-        life.last = Some(failure.clone());
-        let state = if failure.lifecycle == "crashed" || failure.lifecycle == "timed-out" {
-            "degraded"
-        } else {
-            "unavailable"
-        };
-        self.set_view(|v| {
-            v.lifecycle = failure.lifecycle;
-            v.state = state;
-            v.failure = Some(failure);
-        });
+            Down::Outage(Outage::Interrupted(why)) => Failure::new(
+                "unavailable",
+                "unavailable",
+                format!("the provider could not be started: {why}"),
+            ),
+        })
     }
 
     /// Runs one `check/evaluate` and checks the answer.
@@ -361,7 +288,7 @@ impl Slot {
                     "the provider was busy with another evaluation until the deadline",
                 )
             })?;
-        let guard = self.scope.open(RequestScope {
+        let guard = self.provider.scope.open(RequestScope {
             baseline: evaluation.baseline.clone(),
             blobs: evaluation.blobs.clone(),
             served: Default::default(),
@@ -406,7 +333,7 @@ impl Slot {
         drop(guard);
         let mut answer = match answer {
             Ok(answer) => answer,
-            Err(failure) => return Err(self.after_call_failure(&session, failure).await),
+            Err(failure) => return Err(self.after_call_failure(&session, failure)),
         };
         if self.spec.protocol == Protocol::V0_1 {
             answer = from_asp01::assessment(answer, &mut applied);
@@ -429,7 +356,7 @@ impl Slot {
                 )
             }),
             Ok(accepted) => {
-                self.life.lock().await.failures = 0;
+                self.supervisor.succeeded();
                 Ok(accepted)
             }
             Err(rejection) => {
@@ -439,35 +366,29 @@ impl Slot {
         }
     }
 
-    async fn after_call_failure(&self, session: &Arc<Session>, failure: Failure) -> Failure {
-        match failure.reason {
-            "crashed" => {
-                let mut life = self.life.lock().await;
-                if life
-                    .session
-                    .as_ref()
-                    .is_some_and(|s| Arc::ptr_eq(s, session))
-                {
-                    life.session = None;
-                    self.record_failure(&mut life, failure.clone());
-                }
-            }
-            "timed-out" if session.missed_deadlines() >= HUNG_AFTER => {
-                tracing::warn!(provider = %self.spec.id, "provider missed {HUNG_AFTER} deadlines in a row; replacing it");
-                let mut life = self.life.lock().await;
-                if let Some(old) = life.session.take() {
-                    tokio::spawn(async move { old.stop().await });
-                }
-                self.record_failure(&mut life, failure.clone());
-            }
-            _ => {}
+    /// A provider that crashed or missed too many deadlines in a row is down (the supervisor
+    /// counts it, and replaces it on the next call once the delay is over): its view shows the
+    /// call's failure. A hung one is stopped with the fixed escalation.
+    fn after_call_failure(&self, session: &Arc<Session>, failure: Failure) -> Failure {
+        let hung = failure.reason == "timed-out"
+            && session.peer().missed_deadlines_in_a_row() >= HUNG_AFTER;
+        if hung {
+            tracing::warn!(provider = %self.spec.id, "provider missed {HUNG_AFTER} deadlines in a row; replacing it");
+            let old = session.clone();
+            tokio::spawn(async move { old.stop().await });
+        }
+        if (hung || failure.reason == "crashed")
+            && let Lifecycle::Failed { .. } = self.supervisor.state()
+        {
+            lock(&self.provider.record).last = Some(failure.clone());
         }
         failure
     }
 
-    /// Tells a live provider that the baseline moved.
+    /// Tells a live provider that the baseline moved (one being started is told once it is up).
     pub(crate) async fn baseline_changed(&self, baseline: &Baseline) {
-        if let Some(session) = self.life.lock().await.session.clone() {
+        self.supervisor.settled().await;
+        if let Some(session) = self.supervisor.live() {
             session.notify(
                 "workspace/baselineChanged",
                 &json!({"baseline": baseline.value}),
@@ -475,13 +396,17 @@ impl Slot {
         }
     }
 
-    /// Stops the provider with the fixed escalation.
+    /// Stops the provider with the fixed escalation (once a start under way has completed).
     pub(crate) async fn shutdown(&self) {
-        let session = self.life.lock().await.session.take();
-        if let Some(session) = session {
-            self.set_view(|v| v.lifecycle = "shutting-down");
-            session.stop().await;
-            self.set_view(|v| v.lifecycle = "exited");
+        self.supervisor.settled().await;
+        let before = self.supervisor.state();
+        lock(&self.provider.record).stopped = Some(Stopped {
+            before,
+            stopping: true,
+        });
+        self.supervisor.shutdown().await;
+        if let Some(stopped) = &mut lock(&self.provider.record).stopped {
+            stopped.stopping = false;
         }
     }
 }

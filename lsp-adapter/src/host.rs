@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use bridge_core::host::HostLaunch;
 use bridge_core::{HostConfig, HostSource, RestartPolicy, Supervisor};
 
 /// Builds the host for a workspace root (canonical, absolute) when the client initializes; it runs
@@ -18,7 +19,8 @@ where
     F: FnOnce(&Path) -> bridge_core::Result<HostConfig> + Send + 'static,
 {
     Box::new(move |root| {
-        let source: Arc<dyn HostSource> = Arc::new(Supervisor::new(config(root)?, policy));
+        let source: Arc<dyn HostSource> =
+            Arc::new(Supervisor::new(HostLaunch(config(root)?), policy));
         Ok(source)
     })
 }

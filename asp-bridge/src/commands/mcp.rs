@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bridge_core::host::HostLaunch;
 use bridge_core::{RestartPolicy, Supervisor};
 
 use crate::flags::McpArgs;
@@ -21,7 +22,7 @@ pub(crate) async fn run(args: McpArgs) -> anyhow::Result<()> {
         initial_delay: Duration::from_millis(args.supervise.restart_delay_ms),
         ..RestartPolicy::default()
     };
-    let supervisor = Arc::new(Supervisor::new(config, policy));
+    let supervisor = Arc::new(Supervisor::new(HostLaunch(config), policy));
     tokio::select! {
         outcome = mcp_adapter::serve_stdio(supervisor.clone(), &repo, args.max_output_bytes as usize) => {
             outcome?;

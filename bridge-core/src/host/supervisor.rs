@@ -1,78 +1,18 @@
-//! Supervision for the long-running front ends: start the host lazily, restart it with a growing
-//! delay after a crash, fail fast during the outage, and give up (visibly) on a host that keeps dying.
-//!
-//! The supervisor owns recovery. It notices on its own when a live child's connection closes, and
-//! after every failure it starts the child again by itself once the (growing) delay is over: a
-//! front end need not keep calling to bring the host back, it watches [`Supervisor::starts`].
-//! No lock is held while a host starts: whoever finds the host due for a start (that restart task,
-//! or a call that comes first) runs it on a task of its own, so the start finishes even if that
-//! caller goes away. One call waits for a restart (the call that ran it, or the first to come
-//! while the supervisor runs it: a call made once the restart was due waits as before); the
-//! others made meanwhile fail fast with a `health` error instead of waiting for the handshake (it
-//! is an outage). Calls made during the very first start wait for its outcome (there was no host
-//! yet to be out of, and a client's first burst of calls should not fail).
-//! The handshake's answer is kept ([`Supervisor::last_status`]). What is started is a [`Launch`]:
-//! the host ([`HostLaunch`]) or any other child with a peer on its stdio.
+//! The host as a supervised child ([`HostLaunch`]: spawn and `host/status` handshake) under
+//! rpc-peer's [`Supervisor`](rpc_peer::supervisor::Supervisor), which the long-running front ends
+//! use, and the supervisor's outages said in the bridge's words.
 
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::{Duration, Instant};
-
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use rpc_peer::peer::{BoxFuture, Peer};
+use rpc_peer::supervisor::{Launch, Outage, StartFailure};
+use rpc_peer::{ExitStatus, FailClass};
 
 use super::HostClient;
 use super::process::{HostConfig, HostProcess};
 use crate::error::{Error, Result};
 use asp_wire::proto;
-use rpc_peer::lock;
-use rpc_peer::peer::{BoxFuture, Peer};
-use rpc_peer::{ExitStatus, FailClass};
 
-/// When and how often a crashed host is restarted.
-#[derive(Clone, Debug)]
-pub struct RestartPolicy {
-    /// Delay before the first restart (default 0.5 s); it doubles after each failure.
-    pub initial_delay: Duration,
-    /// Longest delay between restarts (default 30 s).
-    pub max_delay: Duration,
-    /// Consecutive failures after which the supervisor gives up (default 8).
-    pub max_failures: u32,
-    /// A host that ran this long before dying starts the count afresh (default 60 s).
-    pub stable_after: Duration,
-    /// A host that misses this many request deadlines in a row is taken as hung and replaced
-    /// (default 3).
-    pub max_missed_deadlines: u32,
-}
-
-impl Default for RestartPolicy {
-    fn default() -> Self {
-        RestartPolicy {
-            initial_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(30),
-            max_failures: 8,
-            stable_after: Duration::from_secs(60),
-            max_missed_deadlines: 3,
-        }
-    }
-}
-
-/// How a supervised child is started, talked to and stopped.
-pub trait Launch: Send + Sync + 'static {
-    /// A running child.
-    type Process: Send + 'static;
-    /// What callers get of a live child (cheap to clone).
-    type Client: Clone + Send + Sync + 'static;
-    /// What the start's handshake answered.
-    type Status: Clone + Send + Sync + 'static;
-
-    /// Starts a child and completes its handshake (stopping the child again if that fails).
-    fn launch(&self) -> BoxFuture<'static, Result<(Self::Process, Self::Status)>>;
-    fn client(process: &Self::Process) -> Self::Client;
-    /// The connection whose health the supervisor watches.
-    fn peer(process: &Self::Process) -> &Peer;
-    /// Stops the child with the fixed escalation.
-    fn shutdown(process: Self::Process) -> BoxFuture<'static, ExitStatus>;
-}
+/// rpc-peer's supervisor, by default of the host.
+pub type Supervisor<L = HostLaunch> = rpc_peer::supervisor::Supervisor<L>;
 
 /// The ASP host as a supervised child: spawn and `host/status` handshake.
 #[derive(Clone, Debug)]
@@ -82,6 +22,7 @@ impl Launch for HostLaunch {
     type Process = HostProcess;
     type Client = HostClient;
     type Status = proto::Status;
+    type Error = Error;
 
     fn launch(&self) -> BoxFuture<'static, Result<(HostProcess, proto::Status)>> {
         let config = self.0.clone();
@@ -102,413 +43,38 @@ impl Launch for HostLaunch {
     fn shutdown(process: HostProcess) -> BoxFuture<'static, ExitStatus> {
         Box::pin(process.shutdown())
     }
-}
 
-enum Phase<P> {
-    Idle,
-    /// A start is running; `first`: no start has succeeded yet; `awaited`: a call waits for it
-    /// (the call that ran it, or the first call to come during a restart the supervisor ran).
-    Starting {
-        first: bool,
-        awaited: bool,
-    },
-    /// `failures`: consecutive failures before this start, carried in case it dies young.
-    Up {
-        process: P,
-        since: Instant,
-        failures: u32,
-    },
-    Down {
-        retry_at: Instant,
-        failures: u32,
-        last: String,
-    },
-    GivenUp {
-        failures: u32,
-        last: String,
-        class: FailClass,
-    },
-    Stopped,
-}
-
-struct Inner<L: Launch> {
-    /// This supervisor, for the tasks it spawns (a restart, a watch on the live child).
-    me: Weak<Inner<L>>,
-    launch: L,
-    policy: RestartPolicy,
-    phase: Mutex<Phase<L::Process>>,
-    status: Mutex<Option<L::Status>>,
-    /// Counts settled starts (successful or not), for the calls that wait on the first one.
-    settled: watch::Sender<u64>,
-    /// Counts successful starts; front ends watch it to refresh after a restart.
-    starts: watch::Sender<u64>,
-    /// The restart waiting for its time (at most one: a new failure replaces it).
-    pending: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// Owns at most one child (by default the host) at a time; see the module doc.
-pub struct Supervisor<L: Launch = HostLaunch> {
-    inner: Arc<Inner<L>>,
-}
-
-impl<L: Launch> std::fmt::Debug for Supervisor<L> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Supervisor")
-            .field("starts", &*self.inner.starts.borrow())
-            .finish()
-    }
-}
-
-impl Supervisor<HostLaunch> {
-    pub fn new(config: HostConfig, policy: RestartPolicy) -> Supervisor<HostLaunch> {
-        Supervisor::with_launch(HostLaunch(config), policy)
-    }
-
-    pub fn config(&self) -> &HostConfig {
-        &self.inner.launch.0
-    }
-}
-
-impl<L: Launch> Supervisor<L> {
-    pub fn with_launch(launch: L, policy: RestartPolicy) -> Supervisor<L> {
-        Supervisor {
-            inner: Arc::new_cyclic(|me| Inner {
-                me: me.clone(),
-                launch,
-                policy,
-                phase: Mutex::new(Phase::Idle),
-                status: Mutex::new(None),
-                settled: watch::Sender::new(0),
-                starts: watch::Sender::new(0),
-                pending: Mutex::new(None),
-            }),
-        }
-    }
-
-    /// A client of a live child: starts or restarts it when it is due, otherwise fails fast with a
-    /// `health` error that says why it is down (or that a start is under way) and when it will be
-    /// tried again.
-    pub async fn client(&self) -> Result<L::Client> {
-        let mut waited = false;
-        let failures = loop {
-            let mut settled = self.inner.settled.subscribe();
-            match self.inner.next_step(waited) {
-                Step::Ready(outcome) => return outcome,
-                Step::Start(failures) => break failures,
-                Step::Wait => {
-                    waited = true;
-                    // Subscribed before the phase was read: a start that settled since is seen.
-                    let _ = settled.changed().await;
-                }
+    /// A host that speaks another protocol is given up on at once; a program that cannot be run
+    /// is not a crash (the next call tries again at once); any other failed start is a crash.
+    fn start_failure(error: &Error) -> StartFailure {
+        match error {
+            error if error.fail_class() == FailClass::Contract => {
+                StartFailure::Final(FailClass::Contract)
             }
-        };
-        let inner = self.inner.clone();
-        match tokio::spawn(async move { inner.start(failures).await }).await {
-            Ok(outcome) => outcome,
-            Err(e) => Err(Error::Unavailable(format!("the start failed: {e}"))),
-        }
-    }
-
-    /// What the last successful start's handshake answered (kept across an outage).
-    pub fn last_status(&self) -> Option<L::Status> {
-        lock(&self.inner.status).clone()
-    }
-
-    /// Watches the number of successful starts (1 after the first start, 2 after a restart…).
-    pub fn starts(&self) -> watch::Receiver<u64> {
-        self.inner.starts.subscribe()
-    }
-
-    /// Shuts the child down (fixed escalation) and refuses further calls; a restart waiting for its
-    /// time is cancelled, and a start under way is stopped as soon as it completes.
-    pub async fn shutdown(&self) {
-        let previous = std::mem::replace(&mut *self.inner.lock(), Phase::Stopped);
-        // Restarts are scheduled under the phase lock, so none can be scheduled after `Stopped`.
-        let pending = lock(&self.inner.pending).take();
-        if let Some(pending) = pending {
-            pending.abort();
-            let _ = pending.await;
-        }
-        if let Phase::Up { process, .. } = previous {
-            let status = L::shutdown(process).await;
-            tracing::debug!(%status, "child stopped");
+            Error::Peer(rpc_peer::Error::Spawn { .. }) => StartFailure::Uncounted,
+            _ => StartFailure::Counted,
         }
     }
 }
 
-impl<L: Launch> Drop for Supervisor<L> {
-    /// A supervisor dropped without `shutdown` starts nothing more (its child, if any, goes with it).
-    fn drop(&mut self) {
-        if let Some(pending) = lock(&self.inner.pending).take() {
-            pending.abort();
-        }
-    }
-}
-
-/// Leaves `Starting` for `Down` if a start ends without an outcome (its launch panicked or its
-/// task was dropped), so no call waits on it for ever.
-struct Unsettled<'a, L: Launch> {
-    inner: &'a Inner<L>,
-    failures: u32,
-    armed: bool,
-}
-
-impl<L: Launch> Drop for Unsettled<'_, L> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        {
-            let mut phase = self.inner.lock();
-            if matches!(*phase, Phase::Starting { .. }) {
-                *phase = self
-                    .inner
-                    .after_failure(self.failures + 1, "a start was interrupted".into());
+impl From<Outage> for Error {
+    fn from(outage: Outage) -> Error {
+        match outage {
+            Outage::Restarting => Error::Unavailable("restarting; try again shortly".into()),
+            Outage::Down { last, retry_in } => {
+                Error::Unavailable(format!("{last}; restarting in {} ms", retry_in.as_millis()))
             }
-        }
-        self.inner.settled.send_modify(|n| *n += 1);
-    }
-}
-
-/// What a call to [`Supervisor::client`] does next.
-enum Step<C> {
-    Ready(Result<C>),
-    /// Start the child (the phase is `Starting` now), after this many consecutive failures.
-    Start(u32),
-    /// Wait for the start under way (the first one, or a restart no other call waits for).
-    Wait,
-}
-
-impl<L: Launch> Inner<L> {
-    fn lock(&self) -> MutexGuard<'_, Phase<L::Process>> {
-        lock(&self.phase)
-    }
-
-    /// Decides under the lock, without waiting. `waited`: this call already waited for a start, so
-    /// it reports that start's outcome rather than starting another.
-    fn next_step(&self, waited: bool) -> Step<L::Client> {
-        let mut phase = self.lock();
-        if let Some(ready) = self.check_up(&mut phase) {
-            return Step::Ready(Ok(ready));
-        }
-        let failures = match &mut *phase {
-            Phase::Up { .. } => unreachable!("check_up handles a live child"),
-            Phase::Starting { first: true, .. } if !waited => return Step::Wait,
-            // A restart that came due before this call: the call waits for it as it would have
-            // waited for the start it ran itself; calls that come meanwhile fail fast.
-            Phase::Starting { awaited, .. } if !waited && !*awaited => {
-                *awaited = true;
-                return Step::Wait;
-            }
-            Phase::Starting { .. } => {
-                return Step::Ready(Err(Error::Unavailable(
-                    "restarting; try again shortly".into(),
-                )));
-            }
-            Phase::Stopped => {
-                return Step::Ready(Err(Error::Unavailable(
-                    "the bridge is shutting down".into(),
-                )));
-            }
-            Phase::GivenUp {
+            Outage::GaveUp {
                 failures,
                 last,
-                class,
-            } => {
-                return Step::Ready(Err(Error::GaveUp {
-                    failures: *failures,
-                    last: last.clone(),
-                    fail_class: *class,
-                }));
-            }
-            Phase::Down { retry_at, last, .. } if waited || Instant::now() < *retry_at => {
-                let wait = retry_at.saturating_duration_since(Instant::now());
-                return Step::Ready(Err(Error::Unavailable(format!(
-                    "{last}; restarting in {} ms",
-                    wait.as_millis()
-                ))));
-            }
-            Phase::Down { failures, .. } => *failures,
-            Phase::Idle => 0,
-        };
-        let first = *self.starts.borrow() == 0;
-        *phase = Phase::Starting {
-            first,
-            awaited: true,
-        };
-        Step::Start(failures)
-    }
-
-    /// The client of a healthy live child; a child found dead or hung is dropped (which kills what
-    /// is left of it) and the phase moves on to `Down` or `GivenUp`.
-    fn check_up(&self, phase: &mut Phase<L::Process>) -> Option<L::Client> {
-        let Phase::Up {
-            process,
-            since,
-            failures,
-        } = &*phase
-        else {
-            return None;
-        };
-        let peer = L::peer(process);
-        let missed = peer.missed_deadlines_in_a_row();
-        let hung = (missed >= self.policy.max_missed_deadlines)
-            .then(|| Error::Unavailable(format!("missed {missed} deadlines in a row")));
-        let Some(why) = peer.closed_reason().map(Error::from).or(hung) else {
-            return Some(L::client(process));
-        };
-        let failures = if since.elapsed() >= self.policy.stable_after {
-            1
-        } else {
-            failures + 1
-        };
-        tracing::warn!(%why, "supervised child went down");
-        *phase = self.after_failure(failures, why.to_string());
-        None
-    }
-
-    async fn start(&self, failures: u32) -> Result<L::Client> {
-        let mut unsettled = Unsettled {
-            inner: self,
-            failures,
-            armed: true,
-        };
-        let outcome = self.launch.launch().await;
-        unsettled.armed = false;
-        let settled = self.settle(failures, outcome);
-        self.settled.send_modify(|n| *n += 1);
-        let late = match settled {
-            Ok(client) => return client,
-            Err(late) => late,
-        };
-        // Shut down while this start ran: the new child goes at once.
-        if let Some(process) = late {
-            L::shutdown(process).await;
-        }
-        Err(Error::Unavailable("the bridge is shutting down".into()))
-    }
-
-    /// Records the outcome of a start; `Err` with the new child when the supervisor was shut down
-    /// meanwhile.
-    fn settle(
-        &self,
-        failures: u32,
-        outcome: Result<(L::Process, L::Status)>,
-    ) -> std::result::Result<Result<L::Client>, Option<L::Process>> {
-        let mut phase = self.lock();
-        if matches!(*phase, Phase::Stopped) {
-            return Err(outcome.ok().map(|(process, _)| process));
-        }
-        Ok(match outcome {
-            Ok((process, status)) => {
-                let client = L::client(&process);
-                let peer = L::peer(&process).clone();
-                *lock(&self.status) = Some(status);
-                *phase = Phase::Up {
-                    process,
-                    since: Instant::now(),
-                    failures,
-                };
-                drop(phase);
-                self.starts.send_modify(|n| *n += 1);
-                self.watch_exit(peer);
-                Ok(client)
-            }
-            Err(error) if error.fail_class() == FailClass::Contract => {
-                *phase = Phase::GivenUp {
-                    failures: failures + 1,
-                    last: error.to_string(),
-                    class: FailClass::Contract,
-                };
-                Err(error)
-            }
-            // A program that cannot be run is not a crash: no growing delay, no count towards giving
-            // up; the next call tries again at once (someone may have installed it meanwhile).
-            Err(error @ Error::Peer(rpc_peer::Error::Spawn { .. })) => {
-                *phase = Phase::Idle;
-                Err(error)
-            }
-            Err(error) => {
-                *phase = self.after_failure(failures + 1, error.to_string());
-                Err(error)
-            }
-        })
-    }
-
-    fn after_failure(&self, failures: u32, last: String) -> Phase<L::Process> {
-        if failures >= self.policy.max_failures {
-            tracing::error!(failures, %last, "giving up on the supervised child");
-            return Phase::GivenUp {
+                fail_class,
+            } => Error::GaveUp {
                 failures,
                 last,
-                class: FailClass::Health,
-            };
+                fail_class,
+            },
+            Outage::ShuttingDown => Error::Unavailable("the bridge is shutting down".into()),
+            Outage::Interrupted(why) => Error::Unavailable(format!("the start failed: {why}")),
         }
-        let factor = 2u32.saturating_pow(failures.saturating_sub(1));
-        let delay = self
-            .policy
-            .initial_delay
-            .saturating_mul(factor)
-            .min(self.policy.max_delay);
-        let retry_at = Instant::now() + delay;
-        self.schedule_restart(retry_at);
-        Phase::Down {
-            retry_at,
-            failures,
-            last,
-        }
-    }
-
-    /// Starts the child again once `retry_at` comes, unless something else (a call, a shutdown)
-    /// moved the phase on meanwhile. Called under the phase lock, as the phase becomes `Down`.
-    fn schedule_restart(&self, retry_at: Instant) {
-        let (Some(inner), Ok(runtime)) = (self.me.upgrade(), tokio::runtime::Handle::try_current())
-        else {
-            return;
-        };
-        let task = runtime.spawn(async move {
-            tokio::time::sleep_until(retry_at.into()).await;
-            let failures = {
-                let mut phase = inner.lock();
-                let Phase::Down {
-                    retry_at: due,
-                    failures,
-                    ..
-                } = &*phase
-                else {
-                    return;
-                };
-                if *due != retry_at {
-                    return;
-                }
-                let failures = *failures;
-                *phase = Phase::Starting {
-                    first: *inner.starts.borrow() == 0,
-                    awaited: false,
-                };
-                failures
-            };
-            // On a task of its own: cancelling this restart (shutdown) never cuts a start short.
-            tokio::spawn(async move {
-                if let Err(why) = inner.start(failures).await {
-                    tracing::debug!(%why, "a restart failed");
-                }
-            });
-        });
-        if let Some(previous) = lock(&self.pending).replace(task) {
-            previous.abort();
-        }
-    }
-
-    /// Notices a live child's connection closing without waiting for a call to find it dead.
-    fn watch_exit(&self, peer: Peer) {
-        let me = self.me.clone();
-        tokio::spawn(async move {
-            peer.closed().await;
-            if let Some(inner) = me.upgrade() {
-                let mut phase = inner.lock();
-                inner.check_up(&mut phase);
-            }
-        });
     }
 }

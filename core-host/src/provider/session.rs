@@ -1,13 +1,14 @@
 //! One running provider process: its start (spawn, `initialize`, `initialized`), its calls and its
-//! shutdown. Process handling is rpc-peer's (`rpc_peer::child`).
+//! shutdown. Process handling is rpc-peer's (`rpc_peer::child`), supervision rpc-peer's supervisor
+//! ([`launch`](super::launch)).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use rpc_peer::FailClass;
 use rpc_peer::child::{self, ChildPeer, ChildSpec};
 use rpc_peer::peer::{CallOptions, Peer, PeerConfig};
+use rpc_peer::{ExitStatus, FailClass};
 use serde_json::{Value, json};
 
 use super::{Failure, Identity, from_asp01};
@@ -310,18 +311,9 @@ impl Session {
         }
     }
 
-    pub(crate) fn is_closed(&self) -> bool {
-        self.peer.is_closed()
-    }
-
-    pub(crate) fn exit_detail(&self) -> String {
-        self.peer
-            .closed_reason()
-            .map_or_else(|| "closed its output".to_owned(), |e| e.to_string())
-    }
-
-    pub(crate) fn missed_deadlines(&self) -> u32 {
-        self.peer.missed_deadlines_in_a_row()
+    /// The connection whose health the supervisor watches.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.peer
     }
 
     /// Stops a process that never completed `initialize`: no `shutdown` is asked.
@@ -331,12 +323,15 @@ impl Session {
         }
     }
 
-    /// Stops the process with the fixed escalation (at most about 5 s).
-    pub(crate) async fn stop(&self) {
-        if let Some(child) = self.child.lock().await.take() {
-            let status = child.shutdown().await;
-            tracing::debug!(provider = %self.identity.name, %status, "provider stopped");
-        }
+    /// Stops the process with the fixed escalation (at most about 5 s); `Unknown` when it was
+    /// stopped already.
+    pub(crate) async fn stop(&self) -> ExitStatus {
+        let Some(child) = self.child.lock().await.take() else {
+            return ExitStatus::Unknown;
+        };
+        let status = child.shutdown().await;
+        tracing::debug!(provider = %self.identity.name, %status, "provider stopped");
+        status
     }
 }
 

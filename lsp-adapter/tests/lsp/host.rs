@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bridge_core::host::Launch;
+use bridge_core::host::{HostLaunch, Launch, StartFailure};
 use bridge_core::source::BoxFuture;
 use bridge_core::{ClientConfig, HostClient, HostSource, RestartPolicy, Supervisor};
 use lsp_adapter::HostFactory;
@@ -58,7 +58,7 @@ impl TestHost {
             max_failures: u32::MAX,
             ..RestartPolicy::default()
         };
-        let supervisor = Supervisor::with_launch(TestLaunch(inner.clone()), policy);
+        let supervisor = Supervisor::new(TestLaunch(inner.clone()), policy);
         TestHost {
             inner,
             supervisor: Arc::new(supervisor),
@@ -110,6 +110,7 @@ impl Launch for TestLaunch {
     type Process = HostClient;
     type Client = HostClient;
     type Status = ();
+    type Error = bridge_core::Error;
 
     fn launch(&self) -> BoxFuture<'static, bridge_core::Result<(HostClient, ())>> {
         let inner = self.0.clone();
@@ -147,6 +148,10 @@ impl Launch for TestLaunch {
             process.close_input();
             ExitStatus::Unknown
         })
+    }
+
+    fn start_failure(error: &bridge_core::Error) -> StartFailure {
+        HostLaunch::start_failure(error)
     }
 }
 
