@@ -16,6 +16,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use asp_wire::proto::{Enrollment, Lifecycle, ServerState};
+use asp_wire::reason::Reason;
 use serde_json::{Value, json};
 
 pub(crate) use session::Session;
@@ -38,19 +40,15 @@ const MAX_INITIALIZE: Duration = Duration::from_secs(10);
 /// Why a provider gave no usable assessment: a degradation reason, a detail and its lifecycle state.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Failure {
-    pub(crate) reason: &'static str,
+    pub(crate) reason: Reason,
     pub(crate) detail: String,
-    pub(crate) lifecycle: &'static str,
+    pub(crate) lifecycle: Lifecycle,
     /// A well-formed fresh assessment of a non-complete status, kept for its diagnostics.
     pub(crate) assessment: Option<Value>,
 }
 
 impl Failure {
-    pub(crate) fn new(
-        reason: &'static str,
-        lifecycle: &'static str,
-        detail: impl Into<String>,
-    ) -> Failure {
+    pub(crate) fn new(reason: Reason, lifecycle: Lifecycle, detail: impl Into<String>) -> Failure {
         Failure {
             reason,
             detail: detail.into(),
@@ -61,10 +59,10 @@ impl Failure {
 
     /// An answer the host did not accept: a malformed one leaves the provider `malformed`.
     pub(crate) fn rejected(rejection: assessment::Rejection) -> Failure {
-        let lifecycle = if rejection.reason == "malformed" {
-            "malformed"
+        let lifecycle = if rejection.reason == Reason::Malformed {
+            Lifecycle::Malformed
         } else {
-            "active"
+            Lifecycle::Active
         };
         Failure::new(rejection.reason, lifecycle, rejection.detail)
     }
@@ -95,10 +93,10 @@ pub(crate) struct Identity {
 /// What `host/status` shows of a provider.
 #[derive(Clone, Debug)]
 pub(crate) struct View {
-    pub(crate) lifecycle: &'static str,
+    pub(crate) lifecycle: Lifecycle,
     /// `serverStatus.state`.
-    pub(crate) state: &'static str,
-    pub(crate) enrollment: &'static str,
+    pub(crate) state: ServerState,
+    pub(crate) enrollment: Enrollment,
     pub(crate) failure: Option<Failure>,
     pub(crate) identity: Option<Identity>,
     /// Whether it advertised the check capability.
@@ -107,7 +105,7 @@ pub(crate) struct View {
 
 impl View {
     pub(crate) fn available(&self) -> bool {
-        self.failure.is_none() && self.lifecycle != "incompatible"
+        self.failure.is_none() && self.lifecycle != Lifecycle::Incompatible
     }
 }
 
@@ -165,13 +163,13 @@ impl std::fmt::Debug for Slot {
 impl Slot {
     pub(crate) fn new(spec: ProviderSpec, workspace: Arc<Workspace>, cwd: PathBuf) -> Slot {
         let enrollment = if spec.required_for.is_empty() {
-            "optional"
+            Enrollment::Optional
         } else {
-            "enrolled"
+            Enrollment::Enrolled
         };
         let view = View {
-            lifecycle: "launched",
-            state: "installed",
+            lifecycle: Lifecycle::Launched,
+            state: ServerState::Installed,
             enrollment,
             failure: None,
             identity: None,
@@ -209,7 +207,7 @@ impl Slot {
     /// Starts the provider ahead of its first evaluation (its failure is recorded in the view).
     pub(crate) async fn warm_up(&self, baseline: &Baseline) {
         if let Err(failure) = self.session(baseline).await {
-            tracing::warn!(provider = %self.spec.id, reason = failure.reason, "provider not started: {}", failure.detail);
+            tracing::warn!(provider = %self.spec.id, reason = failure.reason.as_str(), "provider not started: {}", failure.detail);
         }
     }
 
@@ -224,8 +222,8 @@ impl Slot {
                 return Ok(session.clone());
             }
             let failure = Failure::new(
-                "crashed",
-                "crashed",
+                Reason::Crashed,
+                Lifecycle::Crashed,
                 format!("the provider {}", session.exit_detail()),
             );
             life.session = None;
@@ -244,8 +242,8 @@ impl Slot {
             }
         }
         self.set_view(|v| {
-            v.lifecycle = "initializing";
-            v.state = "installed";
+            v.lifecycle = Lifecycle::Initializing;
+            v.state = ServerState::Installed;
         });
         match Session::start(
             &self.spec,
@@ -264,8 +262,8 @@ impl Slot {
                 life.last = None;
                 let identity = session.identity.clone();
                 self.set_view(|v| {
-                    v.lifecycle = "active";
-                    v.state = "ready";
+                    v.lifecycle = Lifecycle::Active;
+                    v.state = ServerState::Ready;
                     v.failure = None;
                     v.identity = Some(identity);
                     v.advertised_check = true;
@@ -278,12 +276,12 @@ impl Slot {
                     let failure = start.failure.clone();
                     self.set_view(|v| {
                         v.lifecycle = failure.lifecycle;
-                        v.state = if failure.lifecycle == "malformed" {
-                            "degraded"
+                        v.state = if failure.lifecycle == Lifecycle::Malformed {
+                            ServerState::Degraded
                         } else {
-                            "incompatible"
+                            ServerState::Incompatible
                         };
-                        v.enrollment = "incompatible";
+                        v.enrollment = Enrollment::Incompatible;
                         v.failure = Some(failure);
                         v.identity = start.identity;
                     });
@@ -304,8 +302,8 @@ impl Slot {
         life.failures += 1;
         if life.failures >= QUARANTINE_AFTER {
             let quarantined = Failure::new(
-                "quarantined",
-                "quarantined",
+                Reason::Quarantined,
+                Lifecycle::Quarantined,
                 format!(
                     "quarantined after {} failures in a row; last: {}",
                     life.failures, failure.detail
@@ -313,9 +311,9 @@ impl Slot {
             );
             life.permanent = Some(quarantined.clone());
             self.set_view(|v| {
-                v.lifecycle = "quarantined";
-                v.state = "quarantined";
-                v.enrollment = "quarantined";
+                v.lifecycle = Lifecycle::Quarantined;
+                v.state = ServerState::Quarantined;
+                v.enrollment = Enrollment::Quarantined;
                 v.failure = Some(quarantined);
             });
             return;
@@ -327,10 +325,10 @@ impl Slot {
             .min(MAX_RESTART_DELAY);
         life.retry_at = Some(Instant::now() + delay);
         life.last = Some(failure.clone());
-        let state = if failure.lifecycle == "crashed" || failure.lifecycle == "timed-out" {
-            "degraded"
+        let state = if matches!(failure.lifecycle, Lifecycle::Crashed | Lifecycle::TimedOut) {
+            ServerState::Degraded
         } else {
-            "unavailable"
+            ServerState::Unavailable
         };
         self.set_view(|v| {
             v.lifecycle = failure.lifecycle;
@@ -346,8 +344,8 @@ impl Slot {
             .await
             .map_err(|_| {
                 Failure::new(
-                    "timed-out",
-                    "initializing",
+                    Reason::TimedOut,
+                    Lifecycle::Initializing,
                     "the provider did not start within the deadline",
                 )
             })??;
@@ -356,8 +354,8 @@ impl Slot {
             .await
             .map_err(|_| {
                 Failure::new(
-                    "timed-out",
-                    "active",
+                    Reason::TimedOut,
+                    Lifecycle::Active,
                     "the provider was busy with another evaluation until the deadline",
                 )
             })?;
@@ -393,8 +391,8 @@ impl Slot {
                     session.call("check/evaluate", &params, remaining).await
                 }
                 Err(e) => Err(Failure::new(
-                    "error",
-                    "active",
+                    Reason::Error,
+                    Lifecycle::Active,
                     format!("the check/evaluate params cannot be encoded: {e}"),
                 )),
             }
@@ -421,8 +419,8 @@ impl Slot {
             Ok(accepted) if refused > 0 => Err(Failure {
                 assessment: Some(accepted.assessment),
                 ..Failure::new(
-                    "incomplete",
-                    "active",
+                    Reason::Incomplete,
+                    Lifecycle::Active,
                     format!(
                         "{refused} of the provider's reads were outside its request or its grant and were refused (logged); what it could not read is not covered"
                     ),
@@ -433,7 +431,7 @@ impl Slot {
                 Ok(accepted)
             }
             Err(rejection) => {
-                tracing::warn!(provider = %self.spec.id, reason = rejection.reason, "assessment rejected: {}", rejection.detail);
+                tracing::warn!(provider = %self.spec.id, reason = rejection.reason.as_str(), "assessment rejected: {}", rejection.detail);
                 Err(Failure::rejected(rejection))
             }
         }
@@ -441,7 +439,7 @@ impl Slot {
 
     async fn after_call_failure(&self, session: &Arc<Session>, failure: Failure) -> Failure {
         match failure.reason {
-            "crashed" => {
+            Reason::Crashed => {
                 let mut life = self.life.lock().await;
                 if life
                     .session
@@ -452,7 +450,7 @@ impl Slot {
                     self.record_failure(&mut life, failure.clone());
                 }
             }
-            "timed-out" if session.missed_deadlines() >= HUNG_AFTER => {
+            Reason::TimedOut if session.missed_deadlines() >= HUNG_AFTER => {
                 tracing::warn!(provider = %self.spec.id, "provider missed {HUNG_AFTER} deadlines in a row; replacing it");
                 let mut life = self.life.lock().await;
                 if let Some(old) = life.session.take() {
@@ -479,9 +477,9 @@ impl Slot {
     pub(crate) async fn shutdown(&self) {
         let session = self.life.lock().await.session.take();
         if let Some(session) = session {
-            self.set_view(|v| v.lifecycle = "shutting-down");
+            self.set_view(|v| v.lifecycle = Lifecycle::ShuttingDown);
             session.stop().await;
-            self.set_view(|v| v.lifecycle = "exited");
+            self.set_view(|v| v.lifecycle = Lifecycle::Exited);
         }
     }
 }
