@@ -105,13 +105,28 @@ pub enum AdvisoryCallSite {
     Sweep,
 }
 
-/// `comparison` of `host/evaluateChangeset`.
+// `comparison` of `host/evaluateChangeset`, and the one parser of it: serde's, clap's for the CLI's
+// `--comparison` (feature `clap`), and the schema of the MCP tools' argument (feature `schemars`),
+// under the name MCP clients have always seen. (A plain comment: schemars would show a doc comment.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(rename = "ComparisonArg"))]
 #[serde(rename_all = "lowercase")]
 pub enum Comparison {
     #[default]
     All,
     Introduced,
+}
+
+impl Comparison {
+    /// Its text on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Comparison::All => "all",
+            Comparison::Introduced => "introduced",
+        }
+    }
 }
 
 // ---- shared shapes -------------------------------------------------------------------------------
