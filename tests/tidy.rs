@@ -1,5 +1,6 @@
 //! Tidy checks that run with `cargo test`: file headers, module layout, stdout discipline, ignored
-//! tests, file size, the dependency direction between the crates, and the one version.
+//! tests, file size, the dependency direction between the crates, the wire vocabulary named once,
+//! and the one version.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -283,7 +284,7 @@ fn the_json_rpc_peer_knows_no_asp() {
         .flat_map(string_literals)
         .collect();
     // `shutdown` is the first step of the child's fixed shutdown, for hosts and providers alike.
-    let allowed = ["$/cancelRequest", "$/progress", "shutdown"];
+    let allowed = ["shutdown"];
     asp_methods.retain(|m| !allowed.contains(&m.as_str()));
     assert!(asp_methods.contains("host/status"), "{asp_methods:?}");
     let namespaces: BTreeSet<String> = asp_methods
@@ -411,6 +412,58 @@ fn the_wire_vocabulary_is_named_once() {
     assert!(
         offenders.is_empty(),
         "error codes are named once (asp_wire::code, rpc_peer::jsonrpc):\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// The wire strings of `asp_wire::reason::Reason`, as its `wire_enum!` declares them
+/// (`Variant = "text",`).
+fn reason_strings() -> BTreeSet<String> {
+    read(Path::new("asp-wire/src/reason.rs"))
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()) && l.contains(" = \""))
+        .flat_map(string_literals)
+        .collect()
+}
+
+#[test]
+fn degradation_reasons_are_named_once() {
+    let mut reasons = reason_strings();
+    assert!(
+        reasons.contains("blocking-diagnostic") && reasons.len() >= 20,
+        "{reasons:?}"
+    );
+    // Reasons that are also other words of the wire, which a literal cannot tell apart: `error`
+    // (a severity, an assessment status, JSON-RPC's member, a SARIF level), `incomplete` and
+    // `unsupported` (members of answers: the MCP tools' `incomplete`, an assessment's
+    // `coverage.unsupported`), `missing` (git's answer for an absent object, a `manifestState`).
+    // Where the host and the providers write a reason it is typed (`Reason`), so these cannot slip
+    // in there either.
+    for other_sense in ["error", "incomplete", "unsupported", "missing"] {
+        assert!(reasons.remove(other_sense), "{other_sense} is a reason");
+    }
+    let mut offenders = Vec::new();
+    let files = rust_files_where(|p| {
+        !is_test_code(p) && !p.starts_with("benches/") && !p.starts_with("asp-wire/")
+    });
+    for path in files {
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            if string_literals(code).iter().any(|l| reasons.contains(l)) {
+                offenders.push(format!("{}:{}: {code}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "a degradation reason is written and compared as `asp_wire::reason::Reason`, never as a literal:\n{}",
         offenders.join("\n")
     );
 }

@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
+use asp_wire::proto::Comparison;
 use bridge_core::worktree::{Base, Evaluate, Scope};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -140,12 +141,6 @@ impl SweepArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ComparisonArg {
-    All,
-    Introduced,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct SarifArgs {
     /// Workspace root (default: the current directory); artifact URIs are relative to it.
@@ -166,7 +161,7 @@ pub(crate) struct SarifArgs {
     pub(crate) pretty: bool,
     /// Which findings the host reports: all, or only those introduced by the working tree.
     #[arg(long, value_enum, default_value = "all", conflicts_with = "from")]
-    pub(crate) comparison: ComparisonArg,
+    pub(crate) comparison: Comparison,
     /// `runAutomationDetails.id` of the run: a GitHub code-scanning category (`/` is appended when
     /// missing, so GitHub reads all of it as the category). Unset by default, so the upload action's
     /// own `category` applies.

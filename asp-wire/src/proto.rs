@@ -7,87 +7,19 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use crate::open::wire_enum;
+pub use crate::open::{Open, Wire};
+use crate::reason::Reason;
+
 pub const STATUS: &str = "host/status";
 pub const CAPABILITIES: &str = "host/capabilities";
 pub const AUTHORITY_STATUS: &str = "host/authority/status";
 pub const QUERY_INSPECT: &str = "host/queryInspect";
 pub const EVALUATE_CHANGESET: &str = "host/evaluateChangeset";
+/// The outer seam's edit methods: the bridge never calls them, the embedded host refuses them.
+pub const REQUEST_EDIT_PLAN: &str = "host/requestEditPlan";
+pub const APPLY_PROPOSAL: &str = "host/applyProposal";
 pub const SHUTDOWN: &str = "shutdown";
-pub const CANCEL_REQUEST: &str = "$/cancelRequest";
-pub const PROGRESS: &str = "$/progress";
-
-/// An enum value from the host: one the bridge knows, or any other string, kept as sent.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Open<T> {
-    Known(T),
-    Other(String),
-}
-
-impl<T: Wire> Open<T> {
-    pub fn as_str(&self) -> &str {
-        match self {
-            Open::Known(value) => value.wire(),
-            Open::Other(value) => value,
-        }
-    }
-
-    pub fn known(&self) -> Option<&T> {
-        match self {
-            Open::Known(value) => Some(value),
-            Open::Other(_) => None,
-        }
-    }
-
-    pub fn is(&self, value: T) -> bool
-    where
-        T: PartialEq,
-    {
-        self.known() == Some(&value)
-    }
-}
-
-impl<T: Wire> Default for Open<T> {
-    fn default() -> Self {
-        Open::Other(String::new())
-    }
-}
-
-/// A closed set of wire strings.
-pub trait Wire: Sized + 'static {
-    const ALL: &'static [Self];
-    fn wire(&self) -> &'static str;
-}
-
-impl<'de, T: Wire + Clone> Deserialize<'de> for Open<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Ok(match T::ALL.iter().find(|v| v.wire() == text) {
-            Some(value) => Open::Known(value.clone()),
-            None => Open::Other(text),
-        })
-    }
-}
-
-impl<T: Wire> Serialize for Open<T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name { $($variant),+ }
-
-        impl Wire for $name {
-            const ALL: &'static [Self] = &[$($name::$variant),+];
-            fn wire(&self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-    };
-}
 
 wire_enum!(
     /// `allow | deny | indeterminate`: the host's decision.
@@ -109,6 +41,61 @@ wire_enum!(
     /// The host's own state in `host/status`.
     HostState { Ready = "ready", Degraded = "degraded", Unavailable = "unavailable" }
 );
+wire_enum!(
+    /// A provider's `serverStatus.state` in `host/status`.
+    ServerState {
+        Ready = "ready",
+        Installed = "installed",
+        Degraded = "degraded",
+        Unavailable = "unavailable",
+        Quarantined = "quarantined",
+        Incompatible = "incompatible",
+    }
+);
+wire_enum!(
+    /// A provider's lifecycle (`providerLifecycleState`): `lifecycleState` in `host/status`,
+    /// `providerState` of a degradation.
+    Lifecycle {
+        Launched = "launched",
+        Initializing = "initializing",
+        Initialized = "initialized",
+        Active = "active",
+        Cancelled = "cancelled",
+        ShuttingDown = "shutting-down",
+        Exited = "exited",
+        Crashed = "crashed",
+        TimedOut = "timed-out",
+        Incompatible = "incompatible",
+        Malformed = "malformed",
+        Unavailable = "unavailable",
+        Quarantined = "quarantined",
+        Degraded = "degraded",
+    }
+);
+wire_enum!(
+    /// A provider's `enrollmentState` in `host/status`.
+    Enrollment {
+        Enrolled = "enrolled",
+        Optional = "optional",
+        Missing = "missing",
+        Quarantined = "quarantined",
+        Incompatible = "incompatible",
+        Disabled = "disabled",
+        Error = "error",
+        InstalledNotEnrolled = "installed-not-enrolled",
+    }
+);
+
+wire_enum!(
+    /// An assessment's `status` (`assessmentStatus`), as a host reads a provider's answer.
+    AssessmentStatus {
+        Complete = "complete",
+        Incomplete = "incomplete",
+        Unsupported = "unsupported",
+        Error = "error",
+        Cancelled = "cancelled",
+    }
+);
 
 /// The call sites this bridge may use. `gate` is not one of them: the bridge never gates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -118,13 +105,28 @@ pub enum AdvisoryCallSite {
     Sweep,
 }
 
-/// `comparison` of `host/evaluateChangeset`.
+// `comparison` of `host/evaluateChangeset`, and the one parser of it: serde's, clap's for the CLI's
+// `--comparison` (feature `clap`), and the schema of the MCP tools' argument (feature `schemars`),
+// under the name MCP clients have always seen. (A plain comment: schemars would show a doc comment.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(rename = "ComparisonArg"))]
 #[serde(rename_all = "lowercase")]
 pub enum Comparison {
     #[default]
     All,
     Introduced,
+}
+
+impl Comparison {
+    /// Its text on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Comparison::All => "all",
+            Comparison::Introduced => "introduced",
+        }
+    }
 }
 
 // ---- shared shapes -------------------------------------------------------------------------------
@@ -158,6 +160,13 @@ pub struct Degradation {
     pub capability: Option<String>,
     #[serde(default)]
     pub provider_state: Option<String>,
+}
+
+impl Degradation {
+    /// Whether its reason is `reason` (it is read as sent: a host may send one we do not know).
+    pub fn is(&self, reason: Reason) -> bool {
+        self.reason == reason.as_str()
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -645,6 +654,27 @@ impl Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_provider_states_are_the_schemas() {
+        use crate::reason::tests::assert_is_schema_enum;
+        let outer = "outer-host.schema.json";
+        assert_is_schema_enum::<ServerState>(outer, "/$defs/serverStatus/properties/state/enum");
+        assert_is_schema_enum::<Enrollment>(outer, "/$defs/enrollmentState/enum");
+        assert_is_schema_enum::<Lifecycle>(
+            "assurance.schema.json",
+            "/$defs/providerLifecycleState/enum",
+        );
+        assert_is_schema_enum::<AssessmentStatus>(
+            "assurance.schema.json",
+            "/$defs/assessmentStatus/enum",
+        );
+        assert_eq!(
+            Lifecycle::from_wire("shutting-down"),
+            Some(Lifecycle::ShuttingDown)
+        );
+        assert_eq!(Lifecycle::from_wire("gone"), None);
+    }
 
     #[test]
     fn unknown_enum_values_are_kept() {

@@ -2,7 +2,7 @@
 //! ([`NotRun`], merged from coverage and receipt failures), whether a decision is incomplete (never to
 //! be shown as clean), the status summary, canonical capability names.
 //!
-//! One degradation reason is no gap in coverage: [`BLOCKING_DIAGNOSTIC`] says that required
+//! One degradation reason is no gap in coverage: [`Reason::BlockingDiagnostic`] says that required
 //! coverage ran and found a blocking finding. It is kept apart ([`Decision::blocking`]) and never
 //! listed as something that did not run.
 //!
@@ -11,7 +11,7 @@
 //! compute on their own.
 
 use asp_wire::proto::{AuthorityStatus, Capabilities, Decision, DecisionKind, Degradation, Status};
-use asp_wire::reason::{BLOCKING_DIAGNOSTIC, LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
+use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, Reason};
 
 /// The canonical name of a capability or role, mapping the legacy `sense`, `judge`, `act`.
 pub fn canonical_capability(name: &str) -> &str {
@@ -42,9 +42,14 @@ impl From<&Degradation> for NotRun {
 }
 
 impl NotRun {
+    /// Whether its reason is `reason` (it is kept as the host sent it).
+    pub fn is(&self, reason: Reason) -> bool {
+        self.reason == reason.as_str()
+    }
+
     /// Whether this is something the user's configuration left out ([`LEFT_OUT_BY_CONFIGURATION`]).
     pub fn is_left_out(&self) -> bool {
-        self.reason == OPTIONAL_DEGRADED && self.detail.starts_with(LEFT_OUT_BY_CONFIGURATION)
+        self.is(Reason::OptionalDegraded) && self.detail.starts_with(LEFT_OUT_BY_CONFIGURATION)
     }
 }
 
@@ -66,9 +71,9 @@ fn merge_where<'a>(
     out
 }
 
-/// What did not run or ran degraded: every degradation but [`BLOCKING_DIAGNOSTIC`].
+/// What did not run or ran degraded: every degradation but [`Reason::BlockingDiagnostic`].
 fn merge<'a>(lists: impl IntoIterator<Item = &'a [Degradation]>) -> Vec<NotRun> {
-    merge_where(lists, |d| d.reason != BLOCKING_DIAGNOSTIC)
+    merge_where(lists, |d| !d.is(Reason::BlockingDiagnostic))
 }
 
 /// What did not run or ran degraded, as a part of an answer tells it.
@@ -80,7 +85,7 @@ pub trait NotRunView {
 
 /// The views of a decision front ends show.
 pub trait DecisionView {
-    /// The required coverage that ran and found a blocking finding ([`BLOCKING_DIAGNOSTIC`]).
+    /// The required coverage that ran and found a blocking finding ([`Reason::BlockingDiagnostic`]).
     fn blocking(&self) -> Vec<NotRun>;
 
     /// Whether required coverage is incomplete: a result that must never be shown as "clean".
@@ -96,7 +101,7 @@ impl NotRunView for Decision {
 impl DecisionView for Decision {
     fn blocking(&self) -> Vec<NotRun> {
         merge_where(self.degradation_lists(), |d| {
-            d.reason == BLOCKING_DIAGNOSTIC
+            d.is(Reason::BlockingDiagnostic)
         })
     }
 
@@ -209,7 +214,7 @@ mod tests {
         let blocking = decision.blocking();
         assert_eq!(blocking.len(), 1, "{blocking:?}");
         assert_eq!(blocking[0].source, "core-required-check");
-        assert_eq!(blocking[0].reason, BLOCKING_DIAGNOSTIC);
+        assert_eq!(blocking[0].reason, Reason::BlockingDiagnostic.as_str());
     }
 
     #[test]

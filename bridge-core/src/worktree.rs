@@ -537,7 +537,7 @@ impl Refusals {
             .degraded
             .iter()
             .chain(&self.receipt.failures)
-            .find(|d| d.reason == "stale-baseline")
+            .find(|d| d.is(asp_wire::reason::Reason::StaleBaseline))
             .map(|d| d.detail.clone())
     }
 

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use asp_wire::proto::AssessmentStatus;
+use asp_wire::reason::Reason;
 use serde_json::Value;
 
 use crate::json;
@@ -42,7 +44,7 @@ pub(crate) struct Expected<'a> {
 /// Why an answer was not accepted, as a coverage degradation reason and detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Rejection {
-    pub(crate) reason: &'static str,
+    pub(crate) reason: Reason,
     pub(crate) detail: String,
 }
 
@@ -58,13 +60,13 @@ pub(crate) struct Accepted {
 pub(crate) fn accept(answer: Value, expected: &Expected<'_>) -> Result<Accepted, Rejection> {
     if let Some(path) = host_owned_field(&answer, "") {
         return Err(Rejection {
-            reason: "malformed",
+            reason: Reason::Malformed,
             detail: format!("the assessment carries the host-owned field {path}"),
         });
     }
     if let Err(e) = schema::check(Shape::Assessment, &answer) {
         return Err(Rejection {
-            reason: "malformed",
+            reason: Reason::Malformed,
             detail: format!("the assessment does not match check-assessment.schema.json: {e}"),
         });
     }
@@ -83,7 +85,7 @@ pub(crate) fn accept(answer: Value, expected: &Expected<'_>) -> Result<Accepted,
     let status = answer["status"].as_str().unwrap_or_default();
     // A complete answer names exactly what it read. One that says it is not complete may name
     // fewer: a read it gave up on (its deadline) was still served by the host.
-    let fits = if status == "complete" {
+    let fits = if status == AssessmentStatus::Complete.as_str() {
         &reported == expected.blobs_read
     } else {
         reported.is_subset(expected.blobs_read)
@@ -110,7 +112,7 @@ pub(crate) fn same_snapshot(a: &Value, b: &Value) -> bool {
 
 fn stale(detail: &str) -> Rejection {
     Rejection {
-        reason: "stale",
+        reason: Reason::Stale,
         detail: format!("the assessment is stale: {detail}"),
     }
 }
@@ -181,13 +183,13 @@ pub(crate) fn first_degraded(assessment: &Value) -> Option<String> {
 }
 
 /// The degradation reason of a non-complete status.
-pub(crate) fn status_reason(status: &str) -> Option<&'static str> {
-    match status {
-        "complete" => None,
-        "incomplete" => Some("incomplete"),
-        "unsupported" => Some("unsupported"),
-        "cancelled" => Some("cancelled"),
-        _ => Some("error"),
+pub(crate) fn status_reason(status: &str) -> Option<Reason> {
+    match AssessmentStatus::from_wire(status) {
+        Some(AssessmentStatus::Complete) => None,
+        Some(AssessmentStatus::Incomplete) => Some(Reason::Incomplete),
+        Some(AssessmentStatus::Unsupported) => Some(Reason::Unsupported),
+        Some(AssessmentStatus::Cancelled) => Some(Reason::Cancelled),
+        Some(AssessmentStatus::Error) | None => Some(Reason::Error),
     }
 }
 
@@ -240,7 +242,10 @@ mod tests {
         ] {
             assert_eq!(expect(&assessment(status)).unwrap().status, status);
         }
-        assert_eq!(status_reason("incomplete"), Some("incomplete"));
+        assert_eq!(
+            status_reason("incomplete").map(Reason::as_str),
+            Some("incomplete")
+        );
         assert_eq!(status_reason("complete"), None);
     }
 
@@ -248,12 +253,12 @@ mod tests {
     fn host_owned_fields_are_malformed_at_any_depth() {
         let mut top = assessment("complete");
         top["decision"] = json!("allow");
-        assert_eq!(expect(&top).unwrap_err().reason, "malformed");
+        assert_eq!(expect(&top).unwrap_err().reason.as_str(), "malformed");
         let mut nested = assessment("complete");
         nested["diagnostics"][0]["fix"] =
             json!({"editRef": "x", "args": {"deep": [{"verdict": "pass"}]}});
         let err = expect(&nested).unwrap_err();
-        assert_eq!(err.reason, "malformed");
+        assert_eq!(err.reason.as_str(), "malformed");
         assert!(
             err.detail
                 .contains("/diagnostics/0/fix/args/deep/0/verdict"),
@@ -266,8 +271,11 @@ mod tests {
     fn schema_invalid_answers_are_malformed() {
         let mut bad = assessment("complete");
         bad.as_object_mut().unwrap().remove("validAsOf");
-        assert_eq!(expect(&bad).unwrap_err().reason, "malformed");
-        assert_eq!(expect(&json!("complete")).unwrap_err().reason, "malformed");
+        assert_eq!(expect(&bad).unwrap_err().reason.as_str(), "malformed");
+        assert_eq!(
+            expect(&json!("complete")).unwrap_err().reason.as_str(),
+            "malformed"
+        );
     }
 
     #[test]
@@ -283,7 +291,11 @@ mod tests {
         ] {
             let mut stale = assessment("complete");
             *stale.pointer_mut(pointer).unwrap() = value;
-            assert_eq!(expect(&stale).unwrap_err().reason, "stale", "{pointer}");
+            assert_eq!(
+                expect(&stale).unwrap_err().reason.as_str(),
+                "stale",
+                "{pointer}"
+            );
         }
     }
 
@@ -300,7 +312,7 @@ mod tests {
         }
         let mut dirty = assessment("complete");
         dirty["validAsOf"]["baseline"] = json!({"rev": "git:tree:1", "dirty": "sha256:d"});
-        assert_eq!(expect(&dirty).unwrap_err().reason, "stale");
+        assert_eq!(expect(&dirty).unwrap_err().reason.as_str(), "stale");
     }
 
     #[test]
@@ -336,6 +348,6 @@ mod tests {
             "a read given up on is no staleness"
         );
         partial["validAsOf"]["blobs"] = json!(["blob:sha256:aa", "blob:sha256:bb"]);
-        assert_eq!(expect(&partial).unwrap_err().reason, "stale");
+        assert_eq!(expect(&partial).unwrap_err().reason.as_str(), "stale");
     }
 }

@@ -9,6 +9,8 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use asp_wire::proto::Lifecycle;
+use asp_wire::reason::Reason;
 use serde_json::Value;
 
 use crate::assessment;
@@ -43,9 +45,9 @@ pub(crate) enum Outcome {
     /// Did not satisfy coverage; a well-formed fresh Assessment of another status is kept for
     /// its diagnostics.
     Degraded {
-        reason: &'static str,
+        reason: Reason,
         detail: String,
-        state: Option<&'static str>,
+        state: Option<Lifecycle>,
         assessment: Option<Value>,
     },
 }
@@ -71,7 +73,7 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
             capability: Some("check"),
             ..Degradation::new(
                 HOST_NAME,
-                "insufficient-assurance",
+                Reason::InsufficientAssurance,
                 "the gate call site needs gated assurance; this embedded host achieves advisory only (providers run without a sandbox)",
             )
         });
@@ -99,7 +101,7 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
                 state,
                 assessment,
             } => {
-                degraded.push(degradation(item, reason, detail, *state));
+                degraded.push(degradation(item, *reason, detail, *state));
                 (assessment.as_ref(), false)
             }
         };
@@ -135,13 +137,15 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
     if dropped > 0 {
         degraded.push(Degradation::new(
             HOST_NAME,
-            "incomplete",
+            Reason::Incomplete,
             format!(
                 "{dropped} more findings were left out of this decision (at most {MAX_FINDINGS} are kept, the most severe first)"
             ),
         ));
     }
-    let required_degraded = degraded.iter().any(|d| d.reason != "optional-degraded");
+    let required_degraded = degraded
+        .iter()
+        .any(|d| d.reason != Reason::OptionalDegraded);
     let decision = if required_degraded {
         "indeterminate"
     } else if !blocking.is_empty() {
@@ -151,7 +155,7 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
                 capability: Some("check"),
                 ..Degradation::new(
                     requirement,
-                    "blocking-diagnostic",
+                    Reason::BlockingDiagnostic,
                     "required coverage found an error-severity finding",
                 )
             });
@@ -245,16 +249,11 @@ fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
     )
 }
 
-fn degradation(
-    item: &Item,
-    reason: &'static str,
-    detail: &str,
-    state: Option<&'static str>,
-) -> Degradation {
+fn degradation(item: &Item, reason: Reason, detail: &str, state: Option<Lifecycle>) -> Degradation {
     let (reason, detail) = if item.required {
         (reason, detail.to_owned())
     } else {
-        ("optional-degraded", format!("{reason}: {detail}"))
+        (Reason::OptionalDegraded, format!("{reason}: {detail}"))
     };
     Degradation {
         requirement: Some(item.requirement.clone()),
@@ -316,7 +315,7 @@ pub(crate) fn outcome_of(accepted: assessment::Accepted) -> Outcome {
         )),
         None => assessment::coverage_gap(&accepted.assessment).map(|gap| {
             (
-                "incomplete",
+                Reason::Incomplete,
                 format!("the provider answered complete, but {gap}"),
             )
         }),
@@ -326,7 +325,7 @@ pub(crate) fn outcome_of(accepted: assessment::Accepted) -> Outcome {
         Some((reason, detail)) => Outcome::Degraded {
             reason,
             detail,
-            state: Some("active"),
+            state: Some(Lifecycle::Active),
             assessment: Some(accepted.assessment),
         },
     }

@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use asp_wire::proto::{self, Lifecycle};
+use asp_wire::reason::Reason;
 use rpc_peer::FailClass;
 use rpc_peer::jsonrpc::ErrorObject;
 use rpc_peer::peer::error_object;
@@ -122,7 +124,7 @@ async fn take_in(
         )
     });
     let checked = schema::check(Shape::EvaluateParams, params).map(|()| {
-        let request_digest = receipt::request_digest("host/evaluateChangeset", params);
+        let request_digest = receipt::request_digest(proto::EVALUATE_CHANGESET, params);
         (request_digest, json::digest(&params["changeset"]))
     });
     let finished = blocking.join().await;
@@ -210,27 +212,31 @@ fn host_degradations(candidate: &Candidate, changeset: &Value) -> Vec<Degradatio
     if let Some(reason) = &policy.invalid {
         host_degraded.push(Degradation::new(
             POLICY_PATH,
-            "malformed",
+            Reason::Malformed,
             format!("the repository policy is invalid, so no decision can be reached: {reason}"),
         ));
     }
     if let Some(detail) = &intake.stale_baseline {
         host_degraded.push(Degradation::new(
             "changeset",
-            "stale-baseline",
+            Reason::StaleBaseline,
             detail.clone(),
         ));
     }
     if let Some(detail) = &intake.timed_out {
-        host_degraded.push(Degradation::new("changeset", "timed-out", detail.clone()));
+        host_degraded.push(Degradation::new(
+            "changeset",
+            Reason::TimedOut,
+            detail.clone(),
+        ));
     }
     for detail in &intake.stale {
-        host_degraded.push(Degradation::new("changeset", "stale", detail.clone()));
+        host_degraded.push(Degradation::new("changeset", Reason::Stale, detail.clone()));
     }
     if touches_policy(candidate, changeset) {
         host_degraded.push(Degradation::new(
             POLICY_PATH,
-            "policy-self-authorization",
+            Reason::PolicySelfAuthorization,
             "the changeset changes the repository policy; the base policy decides it, and the candidate policy is not active until committed",
         ));
     }
@@ -261,7 +267,7 @@ fn touches_policy(candidate: &Candidate, changeset: &Value) -> bool {
 fn blocks(host_degraded: &[Degradation]) -> bool {
     host_degraded
         .iter()
-        .any(|d| d.reason != "policy-self-authorization")
+        .any(|d| d.reason != Reason::PolicySelfAuthorization)
 }
 
 /// The coverage entries when no provider runs: each one not run, for the host's first reason.
@@ -275,8 +281,11 @@ fn not_run(
     entries
         .iter()
         .map(|entry| {
-            let failure =
-                Failure::new(first.reason, "active", format!("not run: {}", first.detail));
+            let failure = Failure::new(
+                first.reason,
+                Lifecycle::Active,
+                format!("not run: {}", first.detail),
+            );
             item(
                 host,
                 entry,
@@ -334,12 +343,12 @@ fn merge(
         .map(|entry| {
             let outcome = match (&entry.failure, entry.slot) {
                 (Some(failure), _) => Err(failure.clone()),
-                (None, Some(i)) => outcomes[i]
-                    .clone()
-                    .unwrap_or_else(|| Err(Failure::new("error", "active", "not run"))),
+                (None, Some(i)) => outcomes[i].clone().unwrap_or_else(|| {
+                    Err(Failure::new(Reason::Error, Lifecycle::Active, "not run"))
+                }),
                 (None, None) => Err(Failure::new(
-                    "missing-required-provider",
-                    "unavailable",
+                    Reason::MissingRequiredProvider,
+                    Lifecycle::Unavailable,
                     "no provider",
                 )),
             };
@@ -429,9 +438,9 @@ fn item(
     };
     if let (Some(why), Outcome::Ran(assessment)) = (&refusal, &outcome) {
         outcome = Outcome::Degraded {
-            reason: "missing-authority",
+            reason: Reason::MissingAuthority,
             detail: why.clone(),
-            state: Some("active"),
+            state: Some(Lifecycle::Active),
             assessment: Some(assessment.clone()),
         };
     }

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
+use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, Reason};
 use serde_json::Value;
 
 use crate::config::{LeaveOut, Severity};
@@ -179,7 +179,7 @@ pub(crate) fn findings_note(
         capability: Some("check"),
         ..Degradation::new(
             provider,
-            OPTIONAL_DEGRADED,
+            Reason::OptionalDegraded,
             format!("{LEFT_OUT_BY_CONFIGURATION}{}", parts.join("; ")),
         )
     })
@@ -228,7 +228,7 @@ pub(crate) fn paths_note(left_out: &[(&str, &Narrowed)]) -> Vec<Degradation> {
                 capability: Some("check"),
                 ..Degradation::new(
                     path,
-                    OPTIONAL_DEGRADED,
+                    Reason::OptionalDegraded,
                     format!(
                         "{LEFT_OUT_BY_CONFIGURATION}{why}, not sent to {}",
                         providers.join(", ")
@@ -249,7 +249,7 @@ pub(crate) fn paths_note(left_out: &[(&str, &Narrowed)]) -> Vec<Degradation> {
             capability: Some("check"),
             ..Degradation::new(
                 "host.toml",
-                OPTIONAL_DEGRADED,
+                Reason::OptionalDegraded,
                 format!(
                     "{LEFT_OUT_BY_CONFIGURATION}{} more paths {what} ({total} in all; the first {MAX_PATHS_NAMED} are named)",
                     total - MAX_PATHS_NAMED
@@ -336,7 +336,7 @@ mod tests {
         let note = findings_note("hygiene", &leave_out(), &dropped).unwrap();
         assert_eq!(
             (note.source.as_str(), note.reason),
-            ("hygiene", OPTIONAL_DEGRADED)
+            ("hygiene", Reason::OptionalDegraded)
         );
         assert!(
             note.detail

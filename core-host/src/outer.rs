@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use asp_wire::proto;
 use rpc_peer::FailClass;
 use rpc_peer::peer::{Answer, Handler, IncomingRequest, error_object, method_not_found};
 use serde_json::Value;
@@ -32,7 +33,7 @@ impl Handler for Outer {
         Box::pin(async move {
             let started = SystemTime::now();
             let method = request.method.as_str();
-            if shutting_down.load(Ordering::Relaxed) && method != "shutdown" {
+            if shutting_down.load(Ordering::Relaxed) && method != proto::SHUTDOWN {
                 return Err(error_object(
                     asp_wire::code::HEALTH_NOT_READY,
                     "health_not_ready: the host is shutting down".into(),
@@ -44,24 +45,24 @@ impl Handler for Outer {
                 .params::<Option<Value>>()?
                 .unwrap_or_else(|| Value::Object(Default::default()));
             let answer = match method {
-                "host/status"
-                | "host/capabilities"
-                | "host/authority/status"
-                | "host/queryInspect" => {
+                proto::STATUS
+                | proto::CAPABILITIES
+                | proto::AUTHORITY_STATUS
+                | proto::QUERY_INSPECT => {
                     let snap = status::snapshot(&host).await.map_err(not_ready)?;
                     match method {
-                        "host/status" => status::status(&host, &snap, &params, started),
-                        "host/capabilities" => {
+                        proto::STATUS => status::status(&host, &snap, &params, started),
+                        proto::CAPABILITIES => {
                             status::capabilities_result(&host, &snap, &params, started)
                         }
-                        "host/authority/status" => {
+                        proto::AUTHORITY_STATUS => {
                             status::authority_status(&host, &snap, &params, started)
                         }
                         _ => status::query_inspect(&host, &snap, &params, started),
                     }
                 }
-                "host/evaluateChangeset" => evaluate::evaluate(&host, params).await?,
-                "host/requestEditPlan" | "host/applyProposal" => {
+                proto::EVALUATE_CHANGESET => evaluate::evaluate(&host, params).await?,
+                proto::REQUEST_EDIT_PLAN | proto::APPLY_PROPOSAL => {
                     return Err(error_object(
                         asp_wire::code::SCOPE_DENIED,
                         format!(
@@ -71,7 +72,7 @@ impl Handler for Outer {
                         false,
                     ));
                 }
-                "shutdown" => {
+                proto::SHUTDOWN => {
                     shutting_down.store(true, Ordering::Relaxed);
                     host.shutdown().await;
                     Value::Null

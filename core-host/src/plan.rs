@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use asp_wire::proto::Lifecycle;
+use asp_wire::reason::Reason;
 use serde_json::{Value, json};
 
 use crate::config::CallSite;
@@ -52,8 +54,8 @@ pub(crate) fn plan(slots: &[Arc<Slot>], policy: &Policy, call_site: CallSite) ->
         };
         let failure = if slot.is_none() {
             Some(Failure::new(
-                "missing-required-provider",
-                "unavailable",
+                Reason::MissingRequiredProvider,
+                Lifecycle::Unavailable,
                 format!(
                     "no enrolled provider is one of those requirement {} pins ({source})",
                     requirement.id
@@ -61,8 +63,8 @@ pub(crate) fn plan(slots: &[Arc<Slot>], policy: &Policy, call_site: CallSite) ->
             ))
         } else if !requirement.capabilities.iter().any(|c| c == "check") {
             Some(Failure::new(
-                "unsupported",
-                "active",
+                Reason::Unsupported,
+                Lifecycle::Active,
                 format!(
                     "requirement {} needs {}; this host offers check only",
                     requirement.id,
@@ -71,8 +73,8 @@ pub(crate) fn plan(slots: &[Arc<Slot>], policy: &Policy, call_site: CallSite) ->
             ))
         } else if !requirement.assurance.iter().any(|a| a == "advisory") {
             Some(Failure::new(
-                "insufficient-assurance",
-                "active",
+                Reason::InsufficientAssurance,
+                Lifecycle::Active,
                 format!(
                     "requirement {} needs {} assurance; this host achieves advisory",
                     requirement.id,
@@ -125,8 +127,8 @@ pub(crate) fn plan(slots: &[Arc<Slot>], policy: &Policy, call_site: CallSite) ->
             authority_requirement: "none (no provider)".to_owned(),
             pinned: Vec::new(),
             failure: Some(Failure::new(
-                "missing-required-provider",
-                "unavailable",
+                Reason::MissingRequiredProvider,
+                Lifecycle::Unavailable,
                 format!(
                     "no check provider is enrolled for the {} call site: the built-in hygiene provider is turned off and the trusted configuration enrolls no [[provider]]",
                     call_site.as_str()

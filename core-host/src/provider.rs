@@ -18,8 +18,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use asp_wire::proto::{Enrollment, Lifecycle, ServerState};
+use asp_wire::reason::Reason;
 use rpc_peer::lock;
-use rpc_peer::supervisor::{Lifecycle, Outage, RestartPolicy, Supervisor};
+use rpc_peer::supervisor::{Outage, RestartPolicy, Supervisor};
 use serde_json::{Value, json};
 
 use launch::{Down, Provider, ProviderLaunch, Record, Stopped};
@@ -41,19 +43,15 @@ const HUNG_AFTER: u32 = 3;
 /// Why a provider gave no usable assessment: a degradation reason, a detail and its lifecycle state.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Failure {
-    pub(crate) reason: &'static str,
+    pub(crate) reason: Reason,
     pub(crate) detail: String,
-    pub(crate) lifecycle: &'static str,
+    pub(crate) lifecycle: Lifecycle,
     /// A well-formed fresh assessment of a non-complete status, kept for its diagnostics.
     pub(crate) assessment: Option<Value>,
 }
 
 impl Failure {
-    pub(crate) fn new(
-        reason: &'static str,
-        lifecycle: &'static str,
-        detail: impl Into<String>,
-    ) -> Failure {
+    pub(crate) fn new(reason: Reason, lifecycle: Lifecycle, detail: impl Into<String>) -> Failure {
         Failure {
             reason,
             detail: detail.into(),
@@ -64,10 +62,10 @@ impl Failure {
 
     /// An answer the host did not accept: a malformed one leaves the provider `malformed`.
     pub(crate) fn rejected(rejection: assessment::Rejection) -> Failure {
-        let lifecycle = if rejection.reason == "malformed" {
-            "malformed"
+        let lifecycle = if rejection.reason == Reason::Malformed {
+            Lifecycle::Malformed
         } else {
-            "active"
+            Lifecycle::Active
         };
         Failure::new(rejection.reason, lifecycle, rejection.detail)
     }
@@ -98,10 +96,10 @@ pub(crate) struct Identity {
 /// What `host/status` shows of a provider.
 #[derive(Clone, Debug)]
 pub(crate) struct View {
-    pub(crate) lifecycle: &'static str,
+    pub(crate) lifecycle: Lifecycle,
     /// `serverStatus.state`.
-    pub(crate) state: &'static str,
-    pub(crate) enrollment: &'static str,
+    pub(crate) state: ServerState,
+    pub(crate) enrollment: Enrollment,
     pub(crate) failure: Option<Failure>,
     pub(crate) identity: Option<Identity>,
     /// Whether it advertised the check capability.
@@ -110,7 +108,7 @@ pub(crate) struct View {
 
 impl View {
     pub(crate) fn available(&self) -> bool {
-        self.failure.is_none() && self.lifecycle != "incompatible"
+        self.failure.is_none() && self.lifecycle != Lifecycle::Incompatible
     }
 }
 
@@ -156,9 +154,9 @@ impl std::fmt::Debug for Slot {
 impl Slot {
     pub(crate) fn new(spec: ProviderSpec, workspace: Arc<Workspace>, cwd: PathBuf) -> Slot {
         let enrollment = if spec.required_for.is_empty() {
-            "optional"
+            Enrollment::Optional
         } else {
-            "enrolled"
+            Enrollment::Enrolled
         };
         // Restarted by the next call that needs it once the delay is over (not by the
         // supervisor on its own), every call during a start waits for it, and only an accepted
@@ -218,7 +216,7 @@ impl Slot {
     /// Starts the provider ahead of its first evaluation (its failure is recorded in the view).
     pub(crate) async fn warm_up(&self, baseline: &Baseline) {
         if let Err(failure) = self.session(baseline).await {
-            tracing::warn!(provider = %self.spec.id, reason = failure.reason, "provider not started: {}", failure.detail);
+            tracing::warn!(provider = %self.spec.id, reason = failure.reason.as_str(), "provider not started: {}", failure.detail);
         }
     }
 
@@ -236,10 +234,9 @@ impl Slot {
         Err(match down {
             Down::Failed(failure) | Down::Permanent(failure) => failure,
             Down::Outage(Outage::Down { last, retry_in }) => {
-                let mut failure = record
-                    .last
-                    .clone()
-                    .unwrap_or_else(|| Failure::new("unavailable", "unavailable", last));
+                let mut failure = record.last.clone().unwrap_or_else(|| {
+                    Failure::new(Reason::Unavailable, Lifecycle::Unavailable, last)
+                });
                 failure.detail = format!(
                     "{} (restarting in {} ms)",
                     failure.detail,
@@ -251,16 +248,18 @@ impl Slot {
                 launch::quarantined(failures, &last)
             }
             Down::Outage(Outage::Restarting) => Failure::new(
-                "unavailable",
-                "initializing",
+                Reason::Unavailable,
+                Lifecycle::Initializing,
                 "restarting; try again shortly",
             ),
-            Down::Outage(Outage::ShuttingDown) => {
-                Failure::new("unavailable", "shutting-down", "the host is shutting down")
-            }
+            Down::Outage(Outage::ShuttingDown) => Failure::new(
+                Reason::Unavailable,
+                Lifecycle::ShuttingDown,
+                "the host is shutting down",
+            ),
             Down::Outage(Outage::Interrupted(why)) => Failure::new(
-                "unavailable",
-                "unavailable",
+                Reason::Unavailable,
+                Lifecycle::Unavailable,
                 format!("the provider could not be started: {why}"),
             ),
         })
@@ -273,8 +272,8 @@ impl Slot {
             .await
             .map_err(|_| {
                 Failure::new(
-                    "timed-out",
-                    "initializing",
+                    Reason::TimedOut,
+                    Lifecycle::Initializing,
                     "the provider did not start within the deadline",
                 )
             })??;
@@ -283,8 +282,8 @@ impl Slot {
             .await
             .map_err(|_| {
                 Failure::new(
-                    "timed-out",
-                    "active",
+                    Reason::TimedOut,
+                    Lifecycle::Active,
                     "the provider was busy with another evaluation until the deadline",
                 )
             })?;
@@ -320,8 +319,8 @@ impl Slot {
                     session.call("check/evaluate", &params, remaining).await
                 }
                 Err(e) => Err(Failure::new(
-                    "error",
-                    "active",
+                    Reason::Error,
+                    Lifecycle::Active,
                     format!("the check/evaluate params cannot be encoded: {e}"),
                 )),
             }
@@ -348,8 +347,8 @@ impl Slot {
             Ok(accepted) if refused > 0 => Err(Failure {
                 assessment: Some(accepted.assessment),
                 ..Failure::new(
-                    "incomplete",
-                    "active",
+                    Reason::Incomplete,
+                    Lifecycle::Active,
                     format!(
                         "{refused} of the provider's reads were outside its request or its grant and were refused (logged); what it could not read is not covered"
                     ),
@@ -360,7 +359,7 @@ impl Slot {
                 Ok(accepted)
             }
             Err(rejection) => {
-                tracing::warn!(provider = %self.spec.id, reason = rejection.reason, "assessment rejected: {}", rejection.detail);
+                tracing::warn!(provider = %self.spec.id, reason = rejection.reason.as_str(), "assessment rejected: {}", rejection.detail);
                 Err(Failure::rejected(rejection))
             }
         }
@@ -370,15 +369,15 @@ impl Slot {
     /// counts it, and replaces it on the next call once the delay is over): its view shows the
     /// call's failure. A hung one is stopped with the fixed escalation.
     fn after_call_failure(&self, session: &Arc<Session>, failure: Failure) -> Failure {
-        let hung = failure.reason == "timed-out"
+        let hung = failure.reason == Reason::TimedOut
             && session.peer().missed_deadlines_in_a_row() >= HUNG_AFTER;
         if hung {
             tracing::warn!(provider = %self.spec.id, "provider missed {HUNG_AFTER} deadlines in a row; replacing it");
             let old = session.clone();
             tokio::spawn(async move { old.stop().await });
         }
-        if (hung || failure.reason == "crashed")
-            && let Lifecycle::Failed { .. } = self.supervisor.state()
+        if (hung || failure.reason == Reason::Crashed)
+            && let rpc_peer::supervisor::Lifecycle::Failed { .. } = self.supervisor.state()
         {
             lock(&self.provider.record).last = Some(failure.clone());
         }

@@ -5,6 +5,8 @@
 
 use std::time::SystemTime;
 
+use asp_wire::proto::Lifecycle;
+use asp_wire::reason::Reason;
 use serde_json::{Map, Value, json};
 
 use crate::config::CallSite;
@@ -28,19 +30,15 @@ pub(crate) fn assurance() -> Value {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Degradation {
     pub(crate) source: String,
-    pub(crate) reason: &'static str,
+    pub(crate) reason: Reason,
     pub(crate) requirement: Option<String>,
     pub(crate) detail: String,
     pub(crate) capability: Option<&'static str>,
-    pub(crate) provider_state: Option<&'static str>,
+    pub(crate) provider_state: Option<Lifecycle>,
 }
 
 impl Degradation {
-    pub(crate) fn new(
-        source: &str,
-        reason: &'static str,
-        detail: impl Into<String>,
-    ) -> Degradation {
+    pub(crate) fn new(source: &str, reason: Reason, detail: impl Into<String>) -> Degradation {
         Degradation {
             source: source.to_owned(),
             reason,

@@ -3,6 +3,8 @@
 
 use std::time::{Duration, SystemTime};
 
+use asp_wire::proto::{self, HostState, Lifecycle};
+use asp_wire::reason::Reason;
 use serde_json::{Value, json};
 
 use crate::config::CallSite;
@@ -121,12 +123,16 @@ fn gate(host: &Host, snap: &Snapshot, call_site: CallSite) -> (Value, Vec<Degrad
     let entries = plan::plan(&host.slots, &snap.policy, call_site);
     let mut degraded = Vec::new();
     if let Some(reason) = &snap.policy.invalid {
-        degraded.push(Degradation::new(POLICY_PATH, "malformed", reason.clone()));
+        degraded.push(Degradation::new(
+            POLICY_PATH,
+            Reason::Malformed,
+            reason.clone(),
+        ));
     }
     if call_site == CallSite::Gate {
         degraded.push(Degradation {
             capability: Some("check"),
-            ..Degradation::new(HOST_NAME, "insufficient-assurance", "the embedded host is advisory: it runs providers without a sandbox, so it can never satisfy a blocking gate")
+            ..Degradation::new(HOST_NAME, Reason::InsufficientAssurance, "the embedded host is advisory: it runs providers without a sandbox, so it can never satisfy a blocking gate")
         });
     }
     let mut required = Vec::new();
@@ -211,13 +217,13 @@ fn coverage(host: &Host, snap: &Snapshot) -> (Value, Vec<Value>) {
         if !slot.spec.required_for.is_empty() {
             required.push(slot.spec.id.clone());
         }
-        if view.lifecycle == "active" {
+        if view.lifecycle == Lifecycle::Active {
             ran.push(slot.spec.id.clone());
         }
         if let Some(d) = failure_of(slot, view) {
             let d = if slot.spec.required_for.is_empty() {
                 Degradation {
-                    reason: "optional-degraded",
+                    reason: Reason::OptionalDegraded,
                     detail: format!("{}: {}", d.reason, d.detail),
                     ..d
                 }
@@ -228,7 +234,7 @@ fn coverage(host: &Host, snap: &Snapshot) -> (Value, Vec<Value>) {
         }
     }
     if let Some(reason) = &snap.policy.invalid {
-        degraded.push(Degradation::new(POLICY_PATH, "malformed", reason.clone()).to_value());
+        degraded.push(Degradation::new(POLICY_PATH, Reason::Malformed, reason.clone()).to_value());
     }
     let coverage = json!({
         "exhaustive": degraded.is_empty(),
@@ -293,9 +299,9 @@ pub(crate) fn status(host: &Host, snap: &Snapshot, params: &Value, started: Syst
         gates.insert(call_site.as_str().into(), value);
     }
     let state = if degraded_advisory || snap.policy.invalid.is_some() {
-        "degraded"
+        HostState::Degraded
     } else {
-        "ready"
+        HostState::Ready
     };
     json!({
         "host": {"name": HOST_NAME, "version": HOST_VERSION, "outerProtocol": "asp-outer/1.0", "state": state,
@@ -312,7 +318,7 @@ pub(crate) fn status(host: &Host, snap: &Snapshot, params: &Value, started: Syst
         "gates": gates,
         "capabilities": capabilities(host, snap),
         "assuranceCapabilities": ["advisory"],
-        "receipt": status_receipt(host, snap, "status", "check", "host/status", params, started),
+        "receipt": status_receipt(host, snap, "status", "check", proto::STATUS, params, started),
     })
 }
 
@@ -332,7 +338,7 @@ pub(crate) fn capabilities_result(
         "sources": servers(host, snap),
         "coverage": coverage,
         "legacyRoles": {"sense": false, "judge": true, "act": false},
-        "receipt": status_receipt(host, snap, "capabilities", "check", "host/capabilities", params, started),
+        "receipt": status_receipt(host, snap, "capabilities", "check", proto::CAPABILITIES, params, started),
     })
 }
 
@@ -346,7 +352,7 @@ pub(crate) fn authority_status(
         "policyActivation": "base-active",
         "policyDigest": snap.policy.digest,
         "providers": servers(host, snap),
-        "receipt": status_receipt(host, snap, "authority-status", "check", "host/authority/status", params, started),
+        "receipt": status_receipt(host, snap, "authority-status", "check", proto::AUTHORITY_STATUS, params, started),
     })
 }
 
@@ -360,7 +366,7 @@ pub(crate) fn query_inspect(
         capability: Some("inspect"),
         ..Degradation::new(
             HOST_NAME,
-            "unsupported",
+            Reason::Unsupported,
             "no enrolled provider offers inspect; this host answers status, capabilities and check evaluations",
         )
     };
@@ -369,7 +375,7 @@ pub(crate) fn query_inspect(
         kind: "inspect",
         capability_family: "inspect",
         call_site: params["callSite"].as_str().and_then(CallSite::parse),
-        request_digest: receipt::request_digest("host/queryInspect", params),
+        request_digest: receipt::request_digest(proto::QUERY_INSPECT, params),
         changeset_digest: None,
         provider_ids: Vec::new(),
         provenance: Vec::new(),

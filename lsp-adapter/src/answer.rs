@@ -18,9 +18,6 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// The method whose answer this is, for a malformed-answer error.
-const METHOD: &str = "host/evaluateChangeset";
-
 /// A `host/evaluateChangeset` result whose findings are still raw.
 #[derive(Debug)]
 pub(crate) struct Answer {
@@ -87,7 +84,7 @@ impl Answer {
         let malformed = |e: serde_json::Error| {
             bridge_core::Error::Peer(rpc_peer::Error::Malformed {
                 role: rpc_peer::Role::Host,
-                method: METHOD.to_owned(),
+                method: asp_wire::proto::EVALUATE_CHANGESET.to_owned(),
                 detail: e.to_string(),
             })
         };

@@ -6,6 +6,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use asp_wire::reason::Reason;
+
 use crate::bounds::{Cancel, Kept, MAX_DIAGNOSTICS};
 use crate::checker::{Blob, ChangeKind, Checked, Checker, Identity, Run, Side, Which};
 use crate::request::{Comparison, Request, Scope};
@@ -121,19 +123,19 @@ impl Outcome {
         if self.unsupported.len() < MAX_DEGRADED {
             self.unsupported.push(Degradation {
                 source: self.source,
-                reason: "unsupported",
+                reason: Reason::Unsupported,
                 detail,
             });
         } else if self.unsupported.len() == MAX_DEGRADED {
             self.unsupported.push(Degradation {
                 source: self.source,
-                reason: "unsupported",
+                reason: Reason::Unsupported,
                 detail: "more files could not be checked; the list stops here".into(),
             });
         }
     }
 
-    fn degrade(&mut self, reason: &'static str, detail: String) {
+    fn degrade(&mut self, reason: Reason, detail: String) {
         if self.degraded.len() < MAX_DEGRADED {
             self.degraded.push(Degradation {
                 source: self.source,
@@ -194,7 +196,7 @@ pub async fn evaluate<C: Checker, W: Workspace>(
                 .per_rule_cap
                 .map_or_else(String::new, |n| format!(", and {n} of a rule in a file"));
             outcome.degrade(
-                "incomplete",
+                Reason::Incomplete,
                 format!(
                     "{cut} more {} left out (at most {MAX_DIAGNOSTICS} are sent{per_rule}; the most severe first)",
                     if cut == 1 { "finding was" } else { "findings were" },
@@ -311,7 +313,7 @@ async fn targets<R, S, W: Workspace>(
         Ok((entries, truncated)) => {
             if truncated {
                 outcome.degrade(
-                    "incomplete",
+                    Reason::Incomplete,
                     "the host cut the baseline listing short".into(),
                 );
             }
@@ -348,7 +350,7 @@ async fn targets<R, S, W: Workspace>(
             targets.extend(unchanged);
         }
         Err(error) => outcome.degrade(
-            "incomplete",
+            Reason::Incomplete,
             format!("could not list the baseline: {error}"),
         ),
     }
@@ -446,7 +448,7 @@ async fn check_all<C: Checker, W: Workspace>(
     for (n, chunk) in chunks.iter().enumerate() {
         let Some(Read { blobs, failures }) = next.take() else {
             outcome.degrade(
-                "timed-out",
+                Reason::TimedOut,
                 format!(
                     "{} of {total} files were not checked before the deadline",
                     total - n * CHUNK
@@ -466,7 +468,7 @@ async fn check_all<C: Checker, W: Workspace>(
                 Some(id) => {
                     let why = failures.get(id).map_or("not sent", String::as_str);
                     outcome.degrade(
-                        "incomplete",
+                        Reason::Incomplete,
                         format!("{}: could not read {id}: {why}", target.path),
                     );
                 }
@@ -524,7 +526,7 @@ async fn check_all<C: Checker, W: Workspace>(
                 }
                 if unchecked > 0 {
                     outcome.degrade(
-                        "timed-out",
+                        Reason::TimedOut,
                         format!(
                             "{} of {total} files were not checked before the deadline",
                             total - n * CHUNK - (chunk.len() - unchecked)
@@ -534,7 +536,7 @@ async fn check_all<C: Checker, W: Workspace>(
                 }
             }
             Err(e) => {
-                outcome.degrade("error", format!("the checks stopped: {e}"));
+                outcome.degrade(Reason::Error, format!("the checks stopped: {e}"));
                 return;
             }
         }

@@ -2,6 +2,7 @@
 //! the diagnostic sources and rules asked for (what is out of reach is reported, not an error), and
 //! the configuration, which the checker reads, with its digest.
 
+use asp_wire::reason::Reason;
 use serde_json::{Value, json};
 
 use crate::checker::Checker;
@@ -207,7 +208,7 @@ impl<R, S> Request<R, S> {
 fn unsupported_entry(source: &'static str, detail: String) -> Degradation {
     Degradation {
         source,
-        reason: "unsupported",
+        reason: Reason::Unsupported,
         detail,
     }
 }

@@ -2,6 +2,7 @@
 //! host internals). Lenient on input (unknown fields are ignored), exact on output (what it writes
 //! validates against `check-assessment.schema.json`).
 
+use asp_wire::reason::Reason;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -171,7 +172,7 @@ pub struct CoveragePart {
 #[derive(Debug, Serialize)]
 pub struct Degradation {
     pub source: &'static str,
-    pub reason: &'static str,
+    pub reason: Reason,
     pub detail: String,
 }
 

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use asp_wire::proto::{AdvisoryCallSite, Comparison, Decision};
+use asp_wire::proto::{AdvisoryCallSite, Decision};
 use asp_wire::reason::LEFT_OUT_BY_CONFIGURATION;
 use bridge_core::changeset::{MergeBase, Skipped};
 use bridge_core::model::NotRun;
@@ -31,7 +31,7 @@ use bridge_core::{CallOptions, HostProcess, Worktree};
 use rpc_peer::FailClass;
 use sarif_export::{HostIdentity, Options};
 
-use crate::flags::{ComparisonArg, SarifArgs, SweepArgs};
+use crate::flags::{SarifArgs, SweepArgs};
 
 /// Largest host answer read: a sweep of a whole repository can list tens of thousands of findings
 /// (30,000 generated ones are about 20 MB), more than the 16 MiB other commands accept.
@@ -210,12 +210,8 @@ async fn live(
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
     let started_at = SystemTime::now();
     let (process, status) = HostProcess::start(&config).await?;
-    let comparison = match args.comparison {
-        ComparisonArg::All => Comparison::All,
-        ComparisonArg::Introduced => Comparison::Introduced,
-    };
     let request = args.sweep.apply(Evaluate {
-        comparison,
+        comparison: args.comparison,
         baseline: Some(status.value.workspace.baseline.clone()),
         // A log written inside the workspace is this command's own output, not a change: the
         // next run would evaluate it (and find a key in the last run's findings).

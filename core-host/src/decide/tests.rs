@@ -20,9 +20,9 @@ fn item(required: bool, outcome: Outcome) -> Item {
 
 fn degraded(reason: &'static str) -> Outcome {
     Outcome::Degraded {
-        reason,
+        reason: Reason::from_wire(reason).expect("a reason of the schema"),
         detail: "d".into(),
-        state: Some("crashed"),
+        state: Some(Lifecycle::Crashed),
         assessment: None,
     }
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use asp_wire::proto::{self, Enrollment, ServerState};
+use asp_wire::reason::Reason;
 use rpc_peer::peer::{BoxFuture, Peer};
 use rpc_peer::supervisor::{Launch, Lifecycle, Outage, StartFailure, Started};
 use rpc_peer::{ExitStatus, FailClass, lock};
@@ -48,10 +50,16 @@ impl From<Outage> for Down {
 impl From<rpc_peer::Error> for Down {
     fn from(error: rpc_peer::Error) -> Down {
         Down::Failed(match error {
-            rpc_peer::Error::Unavailable(why) => {
-                Failure::new("timed-out", "timed-out", format!("the provider {why}"))
-            }
-            other => Failure::new("crashed", "crashed", format!("the provider {other}")),
+            rpc_peer::Error::Unavailable(why) => Failure::new(
+                Reason::TimedOut,
+                proto::Lifecycle::TimedOut,
+                format!("the provider {why}"),
+            ),
+            other => Failure::new(
+                Reason::Crashed,
+                proto::Lifecycle::Crashed,
+                format!("the provider {other}"),
+            ),
         })
     }
 }
@@ -59,7 +67,7 @@ impl From<rpc_peer::Error> for Down {
 /// What the host keeps of a provider between starts, for its view and its refusals.
 #[derive(Debug)]
 pub(crate) struct Record {
-    pub(crate) enrollment: &'static str,
+    pub(crate) enrollment: Enrollment,
     /// The last failure that counted (kept until a start succeeds).
     pub(crate) last: Option<Failure>,
     /// A failure no restart can fix (incompatible, malformed initialize, quarantined).
@@ -122,7 +130,7 @@ impl Launch for ProviderLaunch {
                 Err(start) => {
                     if start.permanent {
                         record.permanent = Some(start.failure.clone());
-                        record.enrollment = "incompatible";
+                        record.enrollment = Enrollment::Incompatible;
                         record.identity = start.identity;
                         Err(Down::Permanent(start.failure))
                     } else {
@@ -157,12 +165,16 @@ impl Launch for ProviderLaunch {
     fn failed(&self, why: &Down, failures: u32, gave_up: bool) {
         let failure = match why {
             Down::Failed(failure) | Down::Permanent(failure) => failure.clone(),
-            Down::Outage(_) => Failure::new("unavailable", "unavailable", why.to_string()),
+            Down::Outage(_) => Failure::new(
+                Reason::Unavailable,
+                proto::Lifecycle::Unavailable,
+                why.to_string(),
+            ),
         };
         let mut record = lock(&self.0.record);
         if gave_up {
             record.permanent = Some(quarantined(failures, &failure.detail));
-            record.enrollment = "quarantined";
+            record.enrollment = Enrollment::Quarantined;
         } else {
             record.last = Some(failure);
         }
@@ -172,54 +184,63 @@ impl Launch for ProviderLaunch {
 /// The failure of a provider quarantined after `failures` in a row.
 pub(crate) fn quarantined(failures: u32, last: &str) -> Failure {
     Failure::new(
-        "quarantined",
-        "quarantined",
+        Reason::Quarantined,
+        proto::Lifecycle::Quarantined,
         format!("quarantined after {failures} failures in a row; last: {last}"),
     )
 }
 
 /// The wire's `lifecycleState` and `serverStatus.state` of a provider, and the failure its view
-/// shows: the one place the supervisor's [`Lifecycle`] becomes wire strings.
+/// shows: the one place the supervisor's [`Lifecycle`] becomes the wire's states.
 pub(crate) fn wire(
     state: Lifecycle,
     record: &Record,
-) -> (&'static str, &'static str, Option<Failure>) {
+) -> (proto::Lifecycle, ServerState, Option<Failure>) {
+    use proto::Lifecycle as Wire;
     match state {
-        Lifecycle::NotStarted => ("launched", "installed", None),
-        Lifecycle::Starting => ("initializing", "installed", record.last.clone()),
-        Lifecycle::Ready => ("active", "ready", None),
+        Lifecycle::NotStarted => (Wire::Launched, ServerState::Installed, None),
+        Lifecycle::Starting => (
+            Wire::Initializing,
+            ServerState::Installed,
+            record.last.clone(),
+        ),
+        Lifecycle::Ready => (Wire::Active, ServerState::Ready, None),
         Lifecycle::Failed { .. } => match &record.last {
             Some(failure) => {
-                let state = if matches!(failure.lifecycle, "crashed" | "timed-out") {
-                    "degraded"
+                let state = if matches!(failure.lifecycle, Wire::Crashed | Wire::TimedOut) {
+                    ServerState::Degraded
                 } else {
-                    "unavailable"
+                    ServerState::Unavailable
                 };
                 (failure.lifecycle, state, Some(failure.clone()))
             }
-            None => ("unavailable", "unavailable", None),
+            None => (Wire::Unavailable, ServerState::Unavailable, None),
         },
         Lifecycle::GaveUp => match &record.permanent {
             Some(failure) => {
                 let state = match failure.lifecycle {
-                    "quarantined" => "quarantined",
-                    "malformed" => "degraded",
-                    _ => "incompatible",
+                    Wire::Quarantined => ServerState::Quarantined,
+                    Wire::Malformed => ServerState::Degraded,
+                    _ => ServerState::Incompatible,
                 };
                 (failure.lifecycle, state, Some(failure.clone()))
             }
-            None => ("unavailable", "unavailable", None),
+            None => (Wire::Unavailable, ServerState::Unavailable, None),
         },
         Lifecycle::Stopped => match &record.stopped {
             Some(Stopped {
                 before: Lifecycle::Ready,
                 stopping,
             }) => {
-                let lifecycle = if *stopping { "shutting-down" } else { "exited" };
-                (lifecycle, "ready", None)
+                let lifecycle = if *stopping {
+                    Wire::ShuttingDown
+                } else {
+                    Wire::Exited
+                };
+                (lifecycle, ServerState::Ready, None)
             }
             Some(Stopped { before, .. }) if *before != Lifecycle::Stopped => wire(*before, record),
-            _ => ("exited", "installed", record.last.clone()),
+            _ => (Wire::Exited, ServerState::Installed, record.last.clone()),
         },
     }
 }
@@ -230,7 +251,7 @@ mod tests {
 
     fn record(last: Option<Failure>, permanent: Option<Failure>) -> Record {
         Record {
-            enrollment: "enrolled",
+            enrollment: Enrollment::Enrolled,
             last,
             permanent,
             identity: None,
@@ -241,7 +262,13 @@ mod tests {
 
     fn strings(state: Lifecycle, record: &Record) -> (&'static str, &'static str) {
         let (lifecycle, state, _) = wire(state, record);
-        (lifecycle, state)
+        (lifecycle.as_str(), state.as_str())
+    }
+
+    /// A failure whose lifecycle state is `lifecycle` on the wire.
+    fn failure(lifecycle: &str) -> Failure {
+        let lifecycle = proto::Lifecycle::from_wire(lifecycle).expect("a wire lifecycle state");
+        Failure::new(Reason::Error, lifecycle, "d")
     }
 
     #[test]
@@ -262,9 +289,12 @@ mod tests {
             ("timed-out", "degraded"),
             ("unavailable", "unavailable"),
         ] {
-            let down = record(Some(Failure::new(lifecycle, lifecycle, "d")), None);
+            let down = record(Some(failure(lifecycle)), None);
             let (wire_lifecycle, wire_state, failure) = wire(Lifecycle::Failed { retry_at }, &down);
-            assert_eq!((wire_lifecycle, wire_state), (lifecycle, state));
+            assert_eq!(
+                (wire_lifecycle.as_str(), wire_state.as_str()),
+                (lifecycle, state)
+            );
             assert!(failure.is_some(), "a provider down shows why");
         }
         for (lifecycle, state) in [
@@ -272,7 +302,7 @@ mod tests {
             ("malformed", "degraded"),
             ("incompatible", "incompatible"),
         ] {
-            let given_up = record(None, Some(Failure::new("r", lifecycle, "d")));
+            let given_up = record(None, Some(failure(lifecycle)));
             assert_eq!(strings(Lifecycle::GaveUp, &given_up), (lifecycle, state));
         }
     }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use asp_wire::proto::Lifecycle;
+use asp_wire::reason::Reason;
 use rpc_peer::child::{self, ChildPeer, ChildSpec};
 use rpc_peer::peer::{CallOptions, Peer, PeerConfig};
 use rpc_peer::{ExitStatus, FailClass};
@@ -97,8 +99,8 @@ impl Session {
         }
         let child = ChildPeer::spawn(child_spec, config, handler).map_err(|e| {
             retry(Failure::new(
-                "unavailable",
-                "unavailable",
+                Reason::Unavailable,
+                Lifecycle::Unavailable,
                 format!("the provider could not be started: {e}"),
             ))
         })?;
@@ -176,8 +178,8 @@ impl Session {
             {
                 return Err(StartFailure {
                     failure: Failure::new(
-                        "skewed",
-                        "incompatible",
+                        Reason::Skewed,
+                        Lifecycle::Incompatible,
                         format!(
                             "the provider refused protocol {} (code {code}): {}",
                             spec.protocol.as_str(),
@@ -200,8 +202,8 @@ impl Session {
         if let Err(e) = schema::check(Shape::InitializeResult, &result) {
             return Err(StartFailure {
                 failure: Failure::new(
-                    "malformed",
-                    "malformed",
+                    Reason::Malformed,
+                    Lifecycle::Malformed,
                     format!("its initialize result does not match initialize.schema.json: {e}"),
                 ),
                 permanent: true,
@@ -225,8 +227,8 @@ impl Session {
         if !families.iter().any(|f| f == "check") || result["capabilities"]["check"].is_null() {
             return Err(StartFailure {
                 failure: Failure::new(
-                    "unsupported",
-                    "incompatible",
+                    Reason::Unsupported,
+                    Lifecycle::Incompatible,
                     "the provider does not advertise the check capability it is enrolled for",
                 ),
                 permanent: true,
@@ -238,8 +240,8 @@ impl Session {
         ))
         .map_err(|e| StartFailure {
             failure: Failure::new(
-                "malformed",
-                "malformed",
+                Reason::Malformed,
+                Lifecycle::Malformed,
                 format!("its initialize result requests too much: {e}"),
             ),
             permanent: true,
@@ -296,8 +298,8 @@ impl Session {
         {
             Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| {
                 Failure::new(
-                    "malformed",
-                    "malformed",
+                    Reason::Malformed,
+                    Lifecycle::Malformed,
                     format!("its {method} answer is not JSON: {e}"),
                 )
             }),
@@ -347,8 +349,8 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
     use rpc_peer::Error as E;
     match error {
         E::Timeout { ms, .. } => Failure::new(
-            "timed-out",
-            "timed-out",
+            Reason::TimedOut,
+            Lifecycle::TimedOut,
             format!("the provider did not answer {method} within {ms} ms"),
         ),
         E::Exited {
@@ -356,8 +358,8 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             stderr_tail,
             ..
         } => Failure::new(
-            "crashed",
-            "crashed",
+            Reason::Crashed,
+            Lifecycle::Crashed,
             format!(
                 "the provider {status} during {method}{}",
                 if stderr_tail.trim().is_empty() {
@@ -379,8 +381,8 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             || *code == rpc_peer::jsonrpc::REQUEST_CANCELLED =>
         {
             Failure::new(
-                "cancelled",
-                "cancelled",
+                Reason::Cancelled,
+                Lifecycle::Cancelled,
                 format!(
                     "the provider cancelled {method} ({fail_class}): {}",
                     asp_wire::text::untrusted(message, 300)
@@ -394,8 +396,8 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             fail_class,
             ..
         } => Failure::new(
-            "error",
-            "active",
+            Reason::Error,
+            Lifecycle::Active,
             format!(
                 "the provider answered {method} with an error ({fail_class}, code {code}): {}{}",
                 asp_wire::text::untrusted(message, 300),
@@ -406,11 +408,15 @@ fn call_failure(error: &rpc_peer::Error, method: &str) -> Failure {
             ),
         ),
         E::Malformed { detail, .. } => Failure::new(
-            "malformed",
-            "malformed",
+            Reason::Malformed,
+            Lifecycle::Malformed,
             asp_wire::text::untrusted(detail, 300).into_owned(),
         ),
-        other => Failure::new("unavailable", "unavailable", other.to_string()),
+        other => Failure::new(
+            Reason::Unavailable,
+            Lifecycle::Unavailable,
+            other.to_string(),
+        ),
     }
 }
 

@@ -64,8 +64,8 @@ pub(crate) struct Args {
     pub(crate) paths: Option<Vec<String>>,
     /// `all` findings (default) or only those `introduced` by the changes.
     #[serde(default)]
-    #[schemars(with = "ComparisonArg")]
-    pub(crate) comparison: Option<ComparisonArg>,
+    #[schemars(with = "Comparison")]
+    pub(crate) comparison: Option<Comparison>,
     /// A branch, tag or commit (e.g. `main`, `origin/main`): evaluate the changes since its merge
     /// base with HEAD, the branch's commits included, instead of the working tree against the
     /// host's baseline. Must name a commit; it is never read as an option.
@@ -109,13 +109,6 @@ pub(crate) enum SeverityArg {
     Warning,
     #[default]
     Info,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ComparisonArg {
-    All,
-    Introduced,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -335,10 +328,7 @@ first (minSeverity filters) and are paginated: pass nextCursor as cursor for mor
         let paths = confined_paths(&call, args.paths)?;
         let whole = matches!(args.scope, Some(ScopeArg::Files));
         let min_severity = args.min_severity.unwrap_or_default();
-        let comparison = match args.comparison.unwrap_or(ComparisonArg::All) {
-            ComparisonArg::All => Comparison::All,
-            ComparisonArg::Introduced => Comparison::Introduced,
-        };
+        let comparison = args.comparison.unwrap_or_default();
         let base = match &args.base {
             Some(rev) => {
                 check_rev(rev).map_err(|e| Error::Input(format!("base: {e}")))?;

@@ -79,7 +79,7 @@ fn degraded_note(d: &Degradation) -> Notification {
     let detail = clean(&d.detail, DETAIL_MAX, "");
     // Required coverage that ran and found a blocking problem is listed in `coverage.degraded`
     // (the Core profile's machine-readable deny), but nothing was left unchecked.
-    let blocked = d.reason == asp_wire::reason::BLOCKING_DIAGNOSTIC;
+    let blocked = d.is(asp_wire::reason::Reason::BlockingDiagnostic);
     // What the user's own configuration left out (disabled rules, a severity floor) is said once,
     // as a note: the user chose it.
     let chosen = bridge_core::model::NotRun::from(d).is_left_out();

@@ -84,11 +84,7 @@ pub(crate) fn answer(
         decision: id(decision.decision.as_str()),
         incomplete,
         summary: summary(decision, &facts),
-        comparison: match comparison {
-            Comparison::All => "all",
-            Comparison::Introduced => "introduced",
-        }
-        .to_owned(),
+        comparison: comparison.as_str().to_owned(),
         scope: "changes".to_owned(),
         changed_files,
         nothing_checked: changed_files == 0,

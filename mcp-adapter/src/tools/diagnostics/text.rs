@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, OPTIONAL_DEGRADED};
+use asp_wire::reason::{LEFT_OUT_BY_CONFIGURATION, Reason};
 
 use super::{Finding, Output};
 
@@ -39,7 +39,7 @@ pub(crate) fn render(out: &Output) -> String {
         match n.detail.strip_prefix(LEFT_OUT_BY_CONFIGURATION) {
             // A path the configuration excluded is said once, below.
             Some(_) if out.left_out.iter().any(|l| l.path == n.source) => {}
-            Some(why) if n.reason == OPTIONAL_DEGRADED => {
+            Some(why) if n.reason == Reason::OptionalDegraded.as_str() => {
                 let _ = writeln!(
                     text,
                     "LEFT OUT by the host's configuration: {}: {why}",
