@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::git::{FilterCache, Filters};
 use asp_wire::proto::{Change, ChangeKind, ChangeSet};
 use disk::Found;
 use git::{GITLINK, Git, Object};
+use repo_io::git::{FilterCache, Filters};
 use rpc_peer::lock;
 
 /// How long building one changeset may take (git, and hashing what changed).
@@ -138,9 +138,9 @@ impl Cache {
     /// The filter overrides for this repository's configuration as it is now.
     async fn filters(&self, git: &Git<'_>) -> Result<Filters> {
         let layout = self.layout(git).await?;
-        Ok(self
-            .filters
-            .get(&git.runner(), &layout.git_dir, &layout.common_dir)
+        Ok(git
+            .runner()
+            .filter_overrides(&self.filters, &layout.git_dir, &layout.common_dir)
             .await?)
     }
 

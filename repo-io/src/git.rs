@@ -20,11 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 pub use filters::{FilterCache, Filters, trust_filters};
+pub use output::MAX_LISTING;
 
 use crate::error::{Error, Result};
-
-/// Most bytes of a git listing read whole (status, diff-index, ls-files, ls-tree, rev-parse).
-pub const MAX_LISTING: usize = 64 * 1024 * 1024;
 
 /// Settings that override whatever the repository's configuration says, for every command.
 pub const HARDENING: &[(&str, &str)] = &[
@@ -124,12 +122,38 @@ impl<'a> Git<'a> {
         }
     }
 
+    /// Looks the filter drivers up with one git process: the overrides for those `allowed`, and
+    /// whether the configuration has includes.
+    pub(crate) async fn lookup_filters(&self, allowed: &[String]) -> Result<(Filters, bool)> {
+        let listing = self
+            .exec(&["config", "-z", "--list", "--show-scope"], None)
+            .await?;
+        Ok(filters::parse(&listing, allowed))
+    }
+
+    /// The filter overrides for the repository whose git directory and common directory are
+    /// these, through `cache` (looked up again only when a configuration file git reads changed).
+    pub async fn filter_overrides(
+        &self,
+        cache: &FilterCache,
+        git_dir: &Path,
+        common_dir: &Path,
+    ) -> Result<Filters> {
+        cache
+            .get(
+                |allowed| async move { self.lookup_filters(&allowed).await },
+                git_dir,
+                common_dir,
+            )
+            .await
+    }
+
     /// The filter overrides for this repository: those given, else looked up now.
     async fn filters_now(&self) -> Result<std::borrow::Cow<'a, Filters>> {
         match self.filters {
             Some(filters) => Ok(std::borrow::Cow::Borrowed(filters)),
             None => Ok(std::borrow::Cow::Owned(
-                filters::lookup(self, filters::trusted()).await?.0,
+                self.lookup_filters(filters::trusted()).await?.0,
             )),
         }
     }

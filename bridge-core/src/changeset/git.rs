@@ -1,4 +1,4 @@
-//! The git commands a changeset needs, each through the one runner ([`crate::git`]: a deadline, a
+//! The git commands a changeset needs, each through the one runner ([`repo_io::git`]: a deadline, a
 //! cap on what is read whole, no program the repository names).
 //!
 //! One `git status --porcelain=v2` per evaluation lists every change with its modes and the
@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
 use crate::error::{Error, Result};
-use crate::git::Filters;
+use repo_io::git::Filters;
 
 /// git's all-zero id: no object on that side.
 const ZERO: &str = "0000000000000000000000000000000000000000";
@@ -66,8 +66,8 @@ pub(crate) const GITLINK: u32 = 0o160000;
 
 impl Git<'_> {
     /// The one runner, for this directory and deadline.
-    pub(crate) fn runner(&self) -> crate::git::Git<'_> {
-        crate::git::Git {
+    pub(crate) fn runner(&self) -> repo_io::git::Git<'_> {
+        repo_io::git::Git {
             dir: self.dir,
             deadline: self.deadline,
             runs: Some(self.runs),
@@ -75,7 +75,7 @@ impl Git<'_> {
         }
     }
 
-    /// Runs `git args` and returns its stdout (at most [`crate::git::MAX_LISTING`] bytes).
+    /// Runs `git args` and returns its stdout (at most [`repo_io::git::MAX_LISTING`] bytes).
     pub(crate) async fn run(&self, args: &[&str]) -> Result<Vec<u8>> {
         Ok(self.runner().run(args).await?)
     }

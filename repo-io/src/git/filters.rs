@@ -20,7 +20,6 @@ use std::sync::{Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
-use super::Git;
 use crate::error::Result;
 
 /// Most bytes of a configuration file read to see whether it changed; a larger one (or one that is
@@ -133,14 +132,6 @@ pub(super) fn parse(listing: &[u8], allowed: &[String]) -> (Filters, bool) {
     (Filters { pairs }, includes)
 }
 
-/// Looks the drivers up with one git process.
-pub(super) async fn lookup(git: &Git<'_>, allowed: &[String]) -> Result<(Filters, bool)> {
-    let listing = git
-        .exec(&["config", "-z", "--list", "--show-scope"], None)
-        .await?;
-    Ok(parse(&listing, allowed))
-}
-
 /// The sha256 of each configuration file git reads (`None`: absent).
 type Stamp = Vec<Option<[u8; 32]>>;
 
@@ -168,8 +159,17 @@ impl FilterCache {
     }
 
     /// The overrides for the repository whose git directory and common directory are these:
-    /// those kept while every configuration file git reads is as it was, else looked up again.
-    pub async fn get(&self, git: &Git<'_>, git_dir: &Path, common_dir: &Path) -> Result<Filters> {
+    /// those kept while every configuration file git reads is as it was, else looked up again by
+    /// `lookup` (given the drivers allowed; it also says whether the configuration has includes).
+    pub(super) async fn get<F>(
+        &self,
+        lookup: impl FnOnce(Vec<String>) -> F,
+        git_dir: &Path,
+        common_dir: &Path,
+    ) -> Result<Filters>
+    where
+        F: std::future::Future<Output = Result<(Filters, bool)>>,
+    {
         let files = config_files(git_dir, common_dir);
         let stamp = tokio::task::spawn_blocking(move || stamp(&files))
             .await
@@ -180,7 +180,7 @@ impl FilterCache {
         {
             return Ok(filters.clone());
         }
-        let (filters, includes) = lookup(git, &self.allowed).await?;
+        let (filters, includes) = lookup(self.allowed.clone()).await?;
         *rpc_peer::lock(&self.last) = match stamp {
             Some(stamp) if !includes => Some((stamp, filters.clone())),
             _ => None,

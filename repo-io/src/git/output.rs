@@ -7,8 +7,10 @@ use std::time::Instant;
 
 use tokio::io::AsyncReadExt as _;
 
-use super::MAX_LISTING;
 use crate::error::{Error, Result};
+
+/// Most bytes of a git listing read whole (status, diff-index, ls-files, ls-tree, rev-parse).
+pub const MAX_LISTING: usize = 64 * 1024 * 1024;
 
 const STDERR_KEPT: usize = 4096;
 

@@ -76,7 +76,7 @@ fn soon() -> Instant {
 fn no_command_runs_a_program_the_repository_configuration_names() {
     let (repo, _outside, marker) = hostile();
     let git = Git::new(repo.path(), soon());
-    let (filters, _) = block_on(filters::lookup(&git, &[])).unwrap();
+    let (filters, _) = block_on(git.lookup_filters(&[])).unwrap();
     assert_eq!(filters.drivers(), ["evil", "o'dd=na!me"]);
     let status =
         block_on(git.run(&["status", "--porcelain=v2", "-z", "--untracked-files=all"])).unwrap();
@@ -121,7 +121,7 @@ fn no_command_runs_a_program_the_repository_configuration_names() {
 fn the_hardening_overrides_the_repository_and_reaches_what_git_reads_last() {
     let (repo, _outside, _marker) = hostile();
     let git = Git::new(repo.path(), soon());
-    let (filters, _) = block_on(filters::lookup(&git, &[])).unwrap();
+    let (filters, _) = block_on(git.lookup_filters(&[])).unwrap();
     let git = Git {
         filters: Some(&filters),
         ..git
