@@ -55,6 +55,17 @@ fn is_test_code(path: &Path) -> bool {
         || text.ends_with("/tests.rs")
 }
 
+/// The lines of `text` that are code (trimmed at the start, comments skipped), with their index,
+/// up to its `#[cfg(test)]` module.
+fn code_lines(text: &str) -> Vec<(usize, &str)> {
+    text.lines()
+        .map(str::trim_start)
+        .enumerate()
+        .take_while(|(_, code)| !code.starts_with("#[cfg(test)]"))
+        .filter(|(_, code)| !code.starts_with("//"))
+        .collect()
+}
+
 #[test]
 fn every_rust_file_opens_with_a_module_doc_line() {
     let missing = rust_files_where(|p| !read(p).starts_with("//!"));
@@ -385,14 +396,7 @@ fn the_wire_vocabulary_is_named_once() {
                 "asp-wire/"
             }
         };
-        for (n, line) in read(&path).lines().enumerate() {
-            let code = line.trim_start();
-            if code.starts_with("#[cfg(test)]") {
-                break;
-            }
-            if code.starts_with("//") {
-                continue;
-            }
+        for (n, code) in code_lines(&read(&path)) {
             // rpc-peer classes the registry's codes of an error reply without a failClass, and it
             // cannot depend on asp-wire: that one table is the exception.
             let registry_table = text == "rpc-peer/src/error.rs" && code.contains("=> FailClass::");
@@ -448,14 +452,7 @@ fn degradation_reasons_are_named_once() {
         !is_test_code(p) && !p.starts_with("benches/") && !p.starts_with("asp-wire/")
     });
     for path in files {
-        for (n, line) in read(&path).lines().enumerate() {
-            let code = line.trim_start();
-            if code.starts_with("#[cfg(test)]") {
-                break;
-            }
-            if code.starts_with("//") {
-                continue;
-            }
+        for (n, code) in code_lines(&read(&path)) {
             if string_literals(code).iter().any(|l| reasons.contains(l)) {
                 offenders.push(format!("{}:{}: {code}", path.display(), n + 1));
             }
