@@ -287,17 +287,19 @@ fn string_literals(code: &str) -> Vec<String> {
 
 #[test]
 fn the_json_rpc_peer_knows_no_asp() {
-    // The ASP method names, as `proto` declares them, and their namespaces.
-    let proto = read(Path::new("asp-wire/src/proto.rs"));
-    let mut asp_methods: BTreeSet<String> = proto
+    // The ASP method names, as `proto` and `inner` declare them, and their namespaces.
+    let declared =
+        read(Path::new("asp-wire/src/proto.rs")) + &read(Path::new("asp-wire/src/inner.rs"));
+    let mut asp_methods: BTreeSet<String> = declared
         .lines()
         .filter(|l| l.starts_with("pub const ") && l.contains(": &str = \""))
         .flat_map(string_literals)
         .collect();
-    // `shutdown` is the first step of the child's fixed shutdown, for hosts and providers alike.
-    let allowed = ["shutdown"];
+    // `shutdown` and `exit` are the child's fixed shutdown, for hosts and providers alike.
+    let allowed = ["shutdown", "exit"];
     asp_methods.retain(|m| !allowed.contains(&m.as_str()));
     assert!(asp_methods.contains("host/status"), "{asp_methods:?}");
+    assert!(asp_methods.contains("check/evaluate"), "{asp_methods:?}");
     let namespaces: BTreeSet<String> = asp_methods
         .iter()
         .filter_map(|m| m.split_once('/').map(|(ns, _)| format!("{ns}/")))

@@ -19,7 +19,9 @@ pub const EVALUATE_CHANGESET: &str = "host/evaluateChangeset";
 /// The outer seam's edit methods: the bridge never calls them, the embedded host refuses them.
 pub const REQUEST_EDIT_PLAN: &str = "host/requestEditPlan";
 pub const APPLY_PROPOSAL: &str = "host/applyProposal";
+/// The end of a session, on both seams: the `shutdown` request, then the `exit` notification.
 pub const SHUTDOWN: &str = "shutdown";
+pub const EXIT: &str = "exit";
 
 wire_enum!(
     /// `allow | deny | indeterminate`: the host's decision.

@@ -8,6 +8,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+use asp_wire::inner;
 use base64::display::Base64Display;
 use base64::engine::general_purpose::STANDARD;
 use rpc_peer::FailClass;
@@ -125,8 +126,8 @@ impl Handler for Callbacks {
         Box::pin(async move {
             let params: Value = request.params()?;
             let answer = match request.method.as_str() {
-                "workspace/readBlob" => read_blob(&callbacks, &request, params).await?,
-                "workspace/listTree" => list_tree(&callbacks, params).await?.to_string(),
+                inner::READ_BLOB => read_blob(&callbacks, &request, params).await?,
+                inner::LIST_TREE => list_tree(&callbacks, params).await?.to_string(),
                 other => {
                     tracing::warn!(provider = %callbacks.scope.provider, method = other, "provider called an unknown host method");
                     return Err(method_not_found(other));
@@ -197,7 +198,7 @@ async fn read_blob(
     params: Value,
 ) -> Result<String, ErrorObject> {
     let Callbacks { scope, workspace } = callbacks;
-    const METHOD: &str = "workspace/readBlob";
+    const METHOD: &str = inner::READ_BLOB;
     schema::check(Shape::ReadBlobParams, &params)
         .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
     let ids: Vec<String> = json::strings(&params["blobs"]);
@@ -436,7 +437,7 @@ fn escaped_len(text: &str) -> usize {
 
 async fn list_tree(callbacks: &Callbacks, params: Value) -> Result<Value, ErrorObject> {
     let Callbacks { scope, workspace } = callbacks;
-    const METHOD: &str = "workspace/listTree";
+    const METHOD: &str = inner::LIST_TREE;
     schema::check(Shape::ListTreeParams, &params)
         .map_err(|e| refuse(scope, METHOD, format!("invalid params: {e}")))?;
     let Some(baseline) = scope.with_current(|c| c.map(|c| c.baseline.clone())) else {

@@ -93,7 +93,7 @@ impl Handler for Outer {
 
     fn notification(&self, method: &str, _params: Option<Box<RawValue>>) {
         match method {
-            "exit" => self.exit.notify_one(),
+            proto::EXIT => self.exit.notify_one(),
             other => tracing::debug!(method = other, "notification ignored"),
         }
     }

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use asp_wire::inner;
 use asp_wire::proto::{Enrollment, Lifecycle, ServerState};
 use asp_wire::reason::Reason;
 use rpc_peer::lock;
@@ -316,7 +317,9 @@ impl Slot {
                         &evaluation.changeset_digest,
                         &mut applied,
                     );
-                    session.call("check/evaluate", &params, remaining).await
+                    session
+                        .call(inner::CHECK_EVALUATE, &params, remaining)
+                        .await
                 }
                 Err(e) => Err(Failure::new(
                     Reason::Error,
@@ -325,7 +328,9 @@ impl Slot {
                 )),
             }
         } else {
-            session.call("check/evaluate", &params, remaining).await
+            session
+                .call(inner::CHECK_EVALUATE, &params, remaining)
+                .await
         };
         let served = guard.served();
         let refused = guard.refused();
@@ -336,7 +341,7 @@ impl Slot {
         };
         if self.spec.protocol == Protocol::V0_1 {
             answer = from_asp01::assessment(answer, &mut applied);
-            from_asp01::log(&self.spec.id, "check/evaluate", &applied);
+            from_asp01::log(&self.spec.id, inner::CHECK_EVALUATE, &applied);
         }
         let expected = Expected {
             baseline: &evaluation.baseline.value,
@@ -389,7 +394,7 @@ impl Slot {
         self.supervisor.settled().await;
         if let Some(session) = self.supervisor.live() {
             session.notify(
-                "workspace/baselineChanged",
+                inner::BASELINE_CHANGED,
                 &json!({"baseline": baseline.value}),
             );
         }

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use asp_wire::{inner, proto};
 use rpc_peer::FailClass;
 use rpc_peer::jsonrpc::ErrorObject;
 use rpc_peer::peer::{
@@ -180,12 +181,12 @@ impl<C: Checker> Handler for Provider<C> {
             Box::pin(async move { value.and_then(|v| raw(&v)) })
         };
         match request.method.as_str() {
-            "initialize" => immediate(self.initialize(&request)),
-            "shutdown" => {
+            inner::INITIALIZE => immediate(self.initialize(&request)),
+            proto::SHUTDOWN => {
                 self.state().phase = Phase::ShuttingDown;
                 immediate(Ok(Value::Null))
             }
-            "check/evaluate" | "judge/evaluate" => {
+            inner::CHECK_EVALUATE | inner::JUDGE_EVALUATE => {
                 let deadline = match self.admit() {
                     Ok(deadline) => deadline,
                     Err(error) => return immediate(Err(error)),
@@ -220,7 +221,7 @@ impl<C: Checker> Handler for Provider<C> {
 
     fn notification(&self, method: &str, params: Option<Box<RawValue>>) {
         match method {
-            "initialized" => {
+            inner::INITIALIZED => {
                 let text = params.as_deref().map_or("{}", RawValue::get);
                 match serde_json::from_str::<InitializedParams>(text) {
                     Ok(grant) => {
@@ -238,7 +239,7 @@ impl<C: Checker> Handler for Provider<C> {
                     }
                 }
             }
-            "exit" => self.exit.notify_one(),
+            proto::EXIT => self.exit.notify_one(),
             other => tracing::debug!(method = %other, "notification ignored"),
         }
     }
@@ -269,7 +270,7 @@ impl Workspace for Callbacks {
         timeout: Duration,
     ) -> impl Future<Output = Result<Vec<BlobData>, String>> + Send {
         let call = self.peer.request::<_, ReadBlobResult>(
-            "workspace/readBlob",
+            inner::READ_BLOB,
             Some(&json!({ "blobs": ids })),
             CallOptions {
                 timeout: Some(timeout),
@@ -312,7 +313,7 @@ impl Callbacks {
         timeout: Duration,
     ) -> impl Future<Output = Result<(Vec<TreeEntry>, bool), String>> + Send + use<> {
         let call = self.peer.request::<_, ListTreeResult>(
-            "workspace/listTree",
+            inner::LIST_TREE,
             Some(&params),
             CallOptions {
                 timeout: Some(timeout),

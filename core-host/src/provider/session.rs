@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use asp_wire::inner;
 use asp_wire::proto::Lifecycle;
 use asp_wire::reason::Reason;
 use rpc_peer::child::{self, ChildPeer, ChildSpec};
@@ -164,7 +165,7 @@ impl Session {
         }
         let result = match self
             .peer
-            .request_raw("initialize", Some(&params), options(deadline))
+            .request_raw(inner::INITIALIZE, Some(&params), options(deadline))
             .await
         {
             Ok(raw) => serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null),
@@ -190,11 +191,11 @@ impl Session {
                     identity: None,
                 });
             }
-            Err(e) => return Err(retry(call_failure(&e, "initialize"))),
+            Err(e) => return Err(retry(call_failure(&e, inner::INITIALIZE))),
         };
         let result = if old {
             let result = from_asp01::initialize_result(result, &mut applied);
-            from_asp01::log(&spec.id, "initialize", &applied);
+            from_asp01::log(&spec.id, inner::INITIALIZE, &applied);
             result
         } else {
             result
@@ -273,8 +274,8 @@ impl Session {
             "baseline": baseline.value,
         });
         self.peer
-            .notify("initialized", Some(&granted))
-            .map_err(|e| retry(call_failure(&e, "initialized")))?;
+            .notify(inner::INITIALIZED, Some(&granted))
+            .map_err(|e| retry(call_failure(&e, inner::INITIALIZED)))?;
         tracing::info!(provider = %spec.id, name = %identity.name, version = %identity.version, "provider initialized");
         Ok(identity)
     }
