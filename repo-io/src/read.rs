@@ -37,9 +37,14 @@ pub struct Regular {
 }
 
 impl Regular {
-    /// `path` opened with [`open_no_follow`], then [`Regular::check`]ed.
+    /// `path` opened with [`open_no_follow`], then [`Regular::check`]ed. Given `looked_at`, a link
+    /// found there at the open (`ELOOP`) is a file replaced since the look: `None`, like any other.
     pub fn open(path: &Path, looked_at: Option<&Metadata>) -> io::Result<Option<Regular>> {
-        Regular::check(open_no_follow(path)?, looked_at)
+        match open_no_follow(path) {
+            Ok(file) => Regular::check(file, looked_at),
+            Err(e) if looked_at.is_some() && e.raw_os_error() == Some(libc::ELOOP) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// `file` if it is a regular file and, given `looked_at` (the path's metadata before it was
@@ -261,13 +266,7 @@ pub fn read_small(root: &Path, relative: &Path, max: u64) -> io::Result<Option<V
     let Some(meta) = meta else {
         return Ok(None);
     };
-    let opened = match Regular::open(&at, Some(&meta)) {
-        Ok(opened) => opened,
-        // O_NOFOLLOW on a link that appeared meanwhile.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => None,
-        Err(e) => return Err(e),
-    };
-    let Some(file) = opened else {
+    let Some(file) = Regular::open(&at, Some(&meta))? else {
         return refuse("it changed while it was read".to_owned());
     };
     match file.read_capped(max)? {

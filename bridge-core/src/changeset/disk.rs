@@ -48,12 +48,9 @@ pub(crate) fn read(root: &Path, path: &Path, deadline: Instant) -> Result<Found>
     }
     let file = match Regular::open(&full, Some(&meta)) {
         Ok(Some(file)) => file,
-        // Replaced by something else between the look and the open: skipped, never followed.
+        // Replaced by something else (a link included) between the look and the open: skipped,
+        // never followed.
         Ok(None) => return Ok(Found::Special("a file that changed while it was read")),
-        // O_NOFOLLOW on a link that appeared meanwhile.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Ok(Found::Special("a file that changed while it was read"));
-        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Gone),
         Err(e) => return Err(io(e)),
     };
