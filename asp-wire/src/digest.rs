@@ -22,7 +22,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The ASP blob id of `bytes`: `blob:sha256:<hex of the raw bytes>`.
 pub fn blob_id(bytes: &[u8]) -> String {
-    format!("blob:sha256:{}", sha256_hex(bytes))
+    blob_id_of_digest(&Sha256::digest(bytes))
+}
+
+/// The ASP blob id of bytes whose sha256 is `digest` (hashed as they streamed).
+pub fn blob_id_of_digest(digest: &[u8]) -> String {
+    format!("blob:sha256:{}", hex(digest))
 }
 
 /// Compact JSON with object keys sorted recursively by UTF-16 code units (arrays keep their order):

@@ -44,10 +44,7 @@ const CACHED_BASES: usize = 64;
 const CACHED_BLOBS: usize = 8192;
 
 pub use asp_wire::digest::blob_id;
-
-fn hex_id(digest: &[u8]) -> String {
-    format!("blob:sha256:{}", asp_wire::digest::hex(digest))
-}
+use asp_wire::digest::blob_id_of_digest;
 
 /// A changeset and what could not go into it.
 #[derive(Clone, Debug)]

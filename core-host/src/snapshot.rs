@@ -532,7 +532,7 @@ pub(crate) fn blob_of(bytes: Vec<u8>) -> Blob {
 /// The blob of what repo-io hashed.
 fn blob_of_hashed(hashed: repo_io::read::Hashed) -> Blob {
     Blob {
-        id: format!("blob:sha256:{}", hashed.hex()),
+        id: asp_wire::digest::blob_id_of_digest(&hashed.sha256),
         bytes: hashed.bytes.map(Arc::new),
         link: false,
     }

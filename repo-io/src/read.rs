@@ -111,13 +111,6 @@ pub struct Hashed {
     pub bytes: Option<Vec<u8>>,
 }
 
-impl Hashed {
-    /// The sha256 in lowercase hexadecimal.
-    pub fn hex(&self) -> String {
-        asp_wire::digest::hex(&self.sha256)
-    }
-}
-
 /// Reads `reader` to its end: `None` when it holds more than `max` bytes (at most `max` + 1 are
 /// read).
 pub fn read_capped(reader: impl Read, max: u64) -> io::Result<Option<Vec<u8>>> {

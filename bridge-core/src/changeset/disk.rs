@@ -56,7 +56,7 @@ pub(crate) fn read(root: &Path, path: &Path, deadline: Instant) -> Result<Found>
     };
     // Streamed into the hash, never read whole (bounded memory whatever its size).
     match file.hash(0, Some(deadline)) {
-        Ok(hashed) => Ok(Found::Blob(super::hex_id(&hashed.sha256))),
+        Ok(hashed) => Ok(Found::Blob(super::blob_id_of_digest(&hashed.sha256))),
         Err(e) if read::is_late(&e) => Err(Error::Input(format!(
             "{} could not be read in time to hash it",
             path.display()

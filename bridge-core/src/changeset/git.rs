@@ -218,7 +218,7 @@ async fn read_blob<R: tokio::io::AsyncBufRead + Unpin>(
         .read_exact(&mut newline)
         .await
         .map_err(|e| broken(&e.to_string()))?;
-    Ok(super::hex_id(&hasher.finalize()))
+    Ok(super::blob_id_of_digest(&hasher.finalize()))
 }
 
 fn mode(field: &str) -> Result<u32> {
