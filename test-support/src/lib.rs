@@ -1,6 +1,6 @@
 //! What the workspace's tests share, so that no crate keeps its own copy: temporary git repositories
 //! ([`git`]), LSP frames and clients ([`lsp`]), NDJSON JSON-RPC clients ([`ndjson`]), child
-//! processes waited for with a deadline ([`process`]), the ASP fixtures ([`fixture`]) and schemas
+//! processes waited for with a deadline ([`process`]), a runtime for tests of sync code ([`runtime`]), the ASP fixtures ([`fixture`]) and schemas
 //! ([`schema`]), MCP clients ([`mcp`]), external test tools that skip loudly and are recorded ([`external_tool`], [`skip`]), the
 //! opcore bundle and its TypeScript repository ([`opcore`]), the side-by-side comparison with
 //! pre-commit-hooks ([`precommit`]), and the path of the scriptable fake host
@@ -17,6 +17,7 @@ pub mod ndjson;
 pub mod opcore;
 pub mod precommit;
 pub mod process;
+pub mod runtime;
 pub mod schema;
 pub mod skip;
 

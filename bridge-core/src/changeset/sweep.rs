@@ -169,14 +169,7 @@ mod tests {
     use asp_wire::proto::ChangeKind;
     use serde_json::json;
     use test_support::git::{Repo, rev_parse};
-
-    fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(future)
-    }
+    use test_support::runtime::block_on;
 
     #[test]
     fn a_revision_that_could_be_an_option_or_a_line_is_refused_before_git_sees_it() {

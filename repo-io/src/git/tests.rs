@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use test_support::git::Repo;
+use test_support::runtime::block_on;
 
 use super::*;
 
@@ -58,14 +59,6 @@ fn hostile() -> (Repo, tempfile::TempDir, PathBuf) {
             .unwrap();
     }
     (repo, outside, marker)
-}
-
-fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
 }
 
 fn soon() -> Instant {
