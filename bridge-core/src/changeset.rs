@@ -113,7 +113,7 @@ impl Cache {
         let (Some(prefix), Some(git_dir), Some(common)) =
             (lines.next(), lines.next(), lines.next())
         else {
-            return Err(Error::Git(format!(
+            return Err(Error::git(format!(
                 "unexpected git rev-parse output {text:?}"
             )));
         };

@@ -38,19 +38,9 @@ pub enum Error {
     #[error("{0}")]
     Input(String),
 
-    #[error("git: {0}")]
-    Git(String),
-
-    /// Reading the repository failed: git (run through `repo_io::git`).
+    /// Reading the repository failed: git (run through `repo_io::git`), or a read.
     #[error(transparent)]
     Repo(#[from] repo_io::Error),
-
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 impl Error {
@@ -59,10 +49,10 @@ impl Error {
         match self {
             Error::Peer(peer) => peer.fail_class(),
             Error::Repo(repo) => repo.fail_class(),
-            Error::Unavailable(_) | Error::Io { .. } => FailClass::Health,
+            Error::Unavailable(_) => FailClass::Health,
             Error::GaveUp { fail_class, .. } => *fail_class,
             Error::UnsupportedProtocol { .. } => FailClass::Contract,
-            Error::HostCommand(_) | Error::Input(_) | Error::Git(_) => FailClass::Input,
+            Error::HostCommand(_) | Error::Input(_) => FailClass::Input,
         }
     }
 
@@ -75,11 +65,12 @@ impl Error {
         }
     }
 
+    pub(crate) fn git(message: impl Into<String>) -> Error {
+        repo_io::Error::Git(message.into()).into()
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        repo_io::Error::io(context, source).into()
     }
 }
 

@@ -265,10 +265,7 @@ impl Worktree {
                 .collect()
         })
         .await
-        .map_err(|e| Error::Io {
-            context: "sizing the changeset".into(),
-            source: std::io::Error::other(e),
-        })
+        .map_err(|e| Error::io("sizing the changeset", std::io::Error::other(e)))
     }
 
     /// A small configuration file of the workspace (such as `.asp/asp.json`), read whole if it is a

@@ -22,15 +22,7 @@ pub enum Error {
     #[error("{0}")]
     Input(String),
 
-    /// A read that fails.
-    #[error("{context}: {source}")]
-    Io {
-        context: String,
-        #[source]
-        source: std::io::Error,
-    },
-
-    /// Reading the repository failed: git (run through `repo_io::git`).
+    /// Reading the repository failed: git (run through `repo_io::git`), or a read.
     #[error(transparent)]
     Repo(#[from] repo_io::Error),
 }
@@ -39,7 +31,6 @@ impl Error {
     pub fn fail_class(&self) -> FailClass {
         match self {
             Error::Config { .. } | Error::Input(_) => FailClass::Input,
-            Error::Io { .. } => FailClass::Health,
             Error::Repo(e) => e.fail_class(),
         }
     }
@@ -53,10 +44,7 @@ impl Error {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        repo_io::Error::io(context, source).into()
     }
 }
 

@@ -10,6 +10,14 @@ pub enum Error {
     /// (or what was asked of it) is at fault, an `input` failure.
     #[error("git: {0}")]
     Git(String),
+
+    /// A read that failed (a file of the working tree, a pipe from git): a `health` failure.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl Error {
@@ -17,6 +25,15 @@ impl Error {
     pub fn fail_class(&self) -> FailClass {
         match self {
             Error::Git(_) => FailClass::Input,
+            Error::Io { .. } => FailClass::Health,
+        }
+    }
+
+    /// A read that failed, with what was being read.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
         }
     }
 }
@@ -31,5 +48,12 @@ mod tests {
     fn a_git_failure_is_an_input_failure() {
         assert_eq!(Error::Git("no".into()).fail_class(), FailClass::Input);
         assert_eq!(Error::Git("no".into()).to_string(), "git: no");
+    }
+
+    #[test]
+    fn a_failed_read_is_a_health_failure_that_says_what_was_read() {
+        let error = Error::io("reading a", std::io::Error::other("gone"));
+        assert_eq!(error.fail_class(), FailClass::Health);
+        assert_eq!(error.to_string(), "reading a: gone");
     }
 }

@@ -38,9 +38,6 @@ pub(crate) async fn run(args: LspArgs) -> anyhow::Result<ExitCode> {
             // is, once, instead of a host that exits at every start.
             crate::host_choice::check_embedded_root(root).map_err(|e| match e {
                 core_host::Error::Repo(error) => error.into(),
-                core_host::Error::Io { context, source } => {
-                    bridge_core::Error::Io { context, source }
-                }
                 other => bridge_core::Error::Input(other.to_string()),
             })?;
             Ok(config)

@@ -147,7 +147,7 @@ impl Git<'_> {
         runner.count();
         let mut child = command
             .spawn()
-            .map_err(|e| Error::Git(format!("cannot run git cat-file: {e}")))?;
+            .map_err(|e| Error::git(format!("cannot run git cat-file: {e}")))?;
         let mut stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let input: Vec<u8> = oids
@@ -171,7 +171,7 @@ impl Git<'_> {
         let both = async { tokio::join!(feed, read).1 };
         let ids = tokio::time::timeout_at(self.deadline.into(), both)
             .await
-            .map_err(|_| Error::Git("git cat-file did not finish in time".to_owned()))??;
+            .map_err(|_| Error::git("git cat-file did not finish in time"))??;
         let _ = child.wait().await;
         Ok(ids)
     }
@@ -182,7 +182,7 @@ async fn read_blob<R: tokio::io::AsyncBufRead + Unpin>(
     reader: &mut R,
     oid: &str,
 ) -> Result<String> {
-    let broken = |why: &str| Error::Git(format!("git cat-file {why} for {oid}"));
+    let broken = |why: &str| Error::git(format!("git cat-file {why} for {oid}"));
     let mut header = Vec::new();
     (&mut *reader)
         .take(256)
@@ -222,7 +222,7 @@ async fn read_blob<R: tokio::io::AsyncBufRead + Unpin>(
 }
 
 fn mode(field: &str) -> Result<u32> {
-    u32::from_str_radix(field, 8).map_err(|_| Error::Git(format!("unexpected mode {field:?}")))
+    u32::from_str_radix(field, 8).map_err(|_| Error::git(format!("unexpected mode {field:?}")))
 }
 
 fn side(mode_field: &str, oid: &str) -> Result<Option<Object>> {
@@ -234,7 +234,7 @@ fn side(mode_field: &str, oid: &str) -> Result<Option<Object>> {
 }
 
 fn malformed(what: &str) -> Error {
-    Error::Git(format!("unexpected git output: {what}"))
+    Error::git(format!("unexpected git output: {what}"))
 }
 
 /// Parses `git status --porcelain=v2 -z --branch`.

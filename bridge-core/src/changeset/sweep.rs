@@ -108,7 +108,7 @@ pub(crate) async fn merge_base(root: &Path, cache: &Cache, rev: &str) -> Result<
     let tree = git
         .peel(&base, "tree")
         .await?
-        .ok_or_else(|| Error::Git(format!("the merge base {base} has no tree")))?;
+        .ok_or_else(|| Error::git(format!("the merge base {base} has no tree")))?;
     Ok(MergeBase {
         rev: rev.to_owned(),
         commit,
@@ -129,7 +129,7 @@ pub(crate) async fn empty_tree(root: &Path, cache: &Cache) -> Result<String> {
     let out = git.run(&["hash-object", "-t", "tree", "--stdin"]).await?;
     let tree = String::from_utf8_lossy(&out).trim().to_owned();
     if tree.is_empty() || !tree.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Git(format!("unexpected empty tree id {tree:?}")));
+        return Err(Error::git(format!("unexpected empty tree id {tree:?}")));
     }
     Ok(tree)
 }
