@@ -14,3 +14,14 @@ pub const READ_BLOB: &str = "workspace/readBlob";
 pub const LIST_TREE: &str = "workspace/listTree";
 /// The host's notice that the baseline moved.
 pub const BASELINE_CHANGED: &str = "workspace/baselineChanged";
+
+crate::open::wire_enum! {
+    /// What a `check/evaluate` asks a provider to report: what the changes introduced (the default),
+    /// everything on the after-side, or what they resolved. The outer seam asks the host for `all`
+    /// or `introduced` only ([`crate::proto::Comparison`]).
+    Comparison {
+        Introduced = "introduced",
+        All = "all",
+        Resolved = "resolved",
+    }
+}

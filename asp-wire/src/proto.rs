@@ -89,6 +89,14 @@ wire_enum!(
 );
 
 wire_enum!(
+    /// A provider's `role` in `host/status` (`servers[]` and each capability's states).
+    ProviderRole { Required = "required", Optional = "optional", Advisory = "advisory", Disabled = "disabled" }
+);
+wire_enum!(
+    /// `policy.activation` in `host/status`.
+    PolicyActivation { Active = "active", Pending = "pending", Rejected = "rejected" }
+);
+wire_enum!(
     /// An assessment's `status` (`assessmentStatus`), as a host reads a provider's answer.
     AssessmentStatus {
         Complete = "complete",

@@ -58,7 +58,10 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         let evaluation = Evaluation {
             request: params.clone(),
             changeset_digest: candidate.changeset_digest.clone(),
-            comparison: params["comparison"].as_str().unwrap_or("all").to_owned(),
+            comparison: params["comparison"]
+                .as_str()
+                .unwrap_or(proto::Comparison::All.as_str())
+                .to_owned(),
             baseline: candidate.baseline.clone(),
             blobs: Arc::new(std::mem::take(&mut candidate.intake.blobs)),
             // The budget covers the whole request: what intake took is no longer the providers'.

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use asp_wire::proto::{self, HostState, Lifecycle};
+use asp_wire::proto::{self, HostState, Lifecycle, PolicyActivation, ProviderRole};
 use asp_wire::reason::Reason;
 use serde_json::{Value, json};
 
@@ -85,7 +85,7 @@ fn server(host: &Host, slot: &Slot, view: &View, policy: &Policy) -> Value {
     json!({
         "id": slot.spec.id,
         "roles": ["judge"],
-        "role": if granted { "required" } else { "optional" },
+        "role": if granted { ProviderRole::Required } else { ProviderRole::Optional },
         "category": if slot.spec.builtin.is_some() { json!("built-in") } else { json!("trusted-config") },
         "capabilities": ["check"],
         "authorityEvidence": {
@@ -176,7 +176,7 @@ fn capabilities(host: &Host, snap: &Snapshot) -> Value {
         degraded.extend(own.iter().cloned());
         states.push(json!({
             "provider": slot.spec.id,
-            "role": if slot.spec.required_for.is_empty() { "optional" } else { "required" },
+            "role": if slot.spec.required_for.is_empty() { ProviderRole::Optional } else { ProviderRole::Required },
             "capability": "check",
             "advertised": view.advertised_check,
             "available": view.available(),
@@ -309,7 +309,7 @@ pub(crate) fn status(host: &Host, snap: &Snapshot, params: &Value, started: Syst
         "workspace": {"root": host.workspace.root().to_string_lossy(), "baseline": snap.baseline.value, "validAsOf": snap.baseline.value},
         "policy": {
             "source": snap.policy.source,
-            "activation": if snap.policy.invalid.is_some() { "rejected" } else { "active" },
+            "activation": if snap.policy.invalid.is_some() { PolicyActivation::Rejected } else { PolicyActivation::Active },
             "policyDigest": snap.policy.digest,
             "localOverride": {"present": false, "path": null, "authorityEffect": "none",
                 "detail": "this host reads no local override; providers come only from the trusted configuration"},

@@ -2,19 +2,13 @@
 //! the diagnostic sources and rules asked for (what is out of reach is reported, not an error), and
 //! the configuration, which the checker reads, with its digest.
 
+pub use asp_wire::inner::Comparison;
 use asp_wire::reason::Reason;
 use serde_json::{Value, json};
 
 use crate::checker::Checker;
 use crate::digest::canonical_digest;
 use crate::wire::{CAPABILITY_VERSION, Change, CoveragePart, Degradation};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Comparison {
-    Introduced,
-    All,
-    Resolved,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -95,7 +89,7 @@ impl<R, S> Request<R, S> {
         let comparison_value = params
             .get("comparison")
             .cloned()
-            .unwrap_or(json!("introduced"));
+            .unwrap_or(json!(Comparison::Introduced.as_str()));
         let (settings, effective) = match params.get("configuration") {
             Some(Value::Object(_)) | None => checker.configure(params.get("configuration"))?,
             Some(_) => return Err("`configuration` must be an object".into()),
@@ -132,11 +126,9 @@ impl<R, S> Request<R, S> {
                 Scope::Changeset
             }
         };
-        let comparison = match comparison_value.as_str() {
-            Some("introduced") => Comparison::Introduced,
-            Some("all") => Comparison::All,
-            Some("resolved") => Comparison::Resolved,
-            _ => {
+        let comparison = match comparison_value.as_str().and_then(Comparison::from_wire) {
+            Some(comparison) => comparison,
+            None => {
                 out_of_reach = true;
                 unsupported.push(unsupported_entry(
                     source,

@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 use crate::checker::{Checker, Identity};
 
 use crate::evaluate::evaluate;
-use crate::request::Request;
+use crate::request::{Comparison, Request};
 use crate::wire::{
     BlobData, CAPABILITY_VERSION, InitializeParams, InitializedParams, ListTreeResult, PROTOCOL,
     ReadBlobResult, TreeEntry,
@@ -142,7 +142,7 @@ impl<C: Checker> Provider<C> {
                     "capabilityVersion": CAPABILITY_VERSION,
                     "diagnosticSources": [about.source],
                     "scopes": ["changeset", "workspace"],
-                    "comparisons": ["introduced", "all", "resolved"],
+                    "comparisons": ([Comparison::Introduced, Comparison::All, Comparison::Resolved].map(Comparison::as_str)),
                     "partialResults": false,
                     "incremental": false,
                     "unsupportedReporting": "assessment-status",
