@@ -11,6 +11,9 @@
 //!   request and changeset digests are per request, so the merged decision has none (each batch's
 //!   receipt has its own).
 
+use std::collections::HashSet;
+use std::hash::Hash;
+
 use serde_json::{Value, json};
 
 use asp_wire::proto::{Decision, DecisionKind, Degradation, Open, Receipt};
@@ -24,12 +27,17 @@ fn rank(decision: &Open<DecisionKind>) -> u8 {
     }
 }
 
-fn push_new<T: PartialEq + Clone>(into: &mut Vec<T>, items: &[T]) {
-    for item in items {
-        if !into.contains(item) {
-            into.push(item.clone());
-        }
-    }
+/// Appends the items `into` does not hold yet, in their order, each once. Sets, not a search of
+/// `into` for each item: a sweep's `validAsOf.blobs` has an id for every file it read.
+fn push_new<T: Eq + Hash + Clone>(into: &mut Vec<T>, items: &[T]) {
+    let held: HashSet<&T> = into.iter().collect();
+    let mut fresh = HashSet::new();
+    let new: Vec<T> = items
+        .iter()
+        .filter(|item| !held.contains(item) && fresh.insert(*item))
+        .cloned()
+        .collect();
+    into.extend(new);
 }
 
 fn same(a: &Degradation, b: &Degradation) -> bool {
@@ -68,8 +76,11 @@ pub(crate) fn merge(mut decisions: Vec<Decision>) -> Decision {
     merged.request_digest = None;
     merged.changeset_digest = None;
     merged.findings = Vec::new();
+    merged.valid_as_of.blobs = Vec::new();
     let coverage = &mut merged.coverage;
     coverage.degraded = Vec::new();
+    coverage.required = Vec::new();
+    coverage.enrolled = Vec::new();
     coverage.exhaustive = decisions
         .iter()
         .map(|d| d.coverage.exhaustive)
@@ -231,5 +242,16 @@ mod tests {
         assert_eq!(merged.pass, Some(true));
         assert_eq!(merged.coverage.ran, ["p"]);
         assert!(!merged.is_incomplete());
+    }
+
+    #[test]
+    fn what_the_batches_were_valid_for_is_every_blob_once_in_batch_order() {
+        let mut first = decision("allow", "a", &["p"], &[]);
+        let mut second = decision("allow", "b", &["p"], &[]);
+        first.valid_as_of.blobs = ["x", "y", "x"].map(String::from).to_vec();
+        second.valid_as_of.blobs = ["y", "z", "z", "w"].map(String::from).to_vec();
+        let merged = merge(vec![first, second]);
+        assert_eq!(merged.valid_as_of.blobs, ["x", "y", "z", "w"]);
+        assert_eq!(merged.coverage.required, ["p"]);
     }
 }
