@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use saphyr_parser::{Event, Parser};
+use saphyr_parser::{Event, Parser, Span};
 
 use super::found::{Finding, Found, short};
 use crate::rules::Rule;
@@ -24,13 +24,28 @@ enum Open<'t> {
 /// Reports every repeated key; a text the parser cannot read to its end reports what it found
 /// before (its syntax is another rule's business).
 pub(super) fn check(text: &Text<'_>, out: &mut Found) {
-    let mut open: Vec<Open<'_>> = Vec::new();
-    // (start, end) in characters, and the key, of each repeat.
-    let mut repeats: Vec<(usize, usize, String)> = Vec::new();
+    let mut keys = Keys::default();
     for event in Parser::new_from_str(text.text) {
         let Ok((event, span)) = event else {
             break;
         };
+        keys.see(event, span);
+    }
+    keys.report(text, out);
+}
+
+/// The repeated keys of a text, seen on its parser's events: the syntax check feeds it the events
+/// it reads anyway, so that a YAML file is parsed once for both rules.
+#[derive(Default)]
+pub(super) struct Keys<'t> {
+    open: Vec<Open<'t>>,
+    /// (start, end) in characters, and the key, of each repeat.
+    repeats: Vec<(usize, usize, String)>,
+}
+
+impl<'t> Keys<'t> {
+    pub(super) fn see(&mut self, event: Event<'t>, span: Span) {
+        let open = &mut self.open;
         // Whether this event starts a node, and whether that node is a mapping's key.
         let starts_node = matches!(
             event,
@@ -51,8 +66,12 @@ pub(super) fn check(text: &Text<'_>, out: &mut Found) {
             Event::Scalar(value, ..) if is_key && value != "<<" => {
                 if let Some(Open::Mapping { keys, .. }) = open.last_mut() {
                     if keys.contains(&value) {
-                        if repeats.len() < super::found::PER_RULE {
-                            repeats.push((span.start.index(), span.end.index(), value.to_string()));
+                        if self.repeats.len() < super::found::PER_RULE {
+                            self.repeats.push((
+                                span.start.index(),
+                                span.end.index(),
+                                value.to_string(),
+                            ));
                         }
                     } else {
                         keys.insert(value);
@@ -70,39 +89,44 @@ pub(super) fn check(text: &Text<'_>, out: &mut Found) {
             _ => {}
         }
     }
-    // Character indices to byte offsets in one pass (the parser counts characters).
-    let mut wanted: Vec<usize> = repeats.iter().flat_map(|r| [r.0, r.1]).collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut bytes = std::collections::HashMap::with_capacity(wanted.len());
-    let mut next = wanted.iter().peekable();
-    for (n, (at, _)) in text
-        .text
-        .char_indices()
-        .chain(std::iter::once((text.text.len(), ' ')))
-        .enumerate()
-    {
-        while next.peek().is_some_and(|w| **w == n) {
-            bytes.insert(n, at);
-            next.next();
+
+    /// The findings of the keys seen.
+    pub(super) fn report(self, text: &Text<'_>, out: &mut Found) {
+        let repeats = self.repeats;
+        // Character indices to byte offsets in one pass (the parser counts characters).
+        let mut wanted: Vec<usize> = repeats.iter().flat_map(|r| [r.0, r.1]).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut bytes = std::collections::HashMap::with_capacity(wanted.len());
+        let mut next = wanted.iter().peekable();
+        for (n, (at, _)) in text
+            .text
+            .char_indices()
+            .chain(std::iter::once((text.text.len(), ' ')))
+            .enumerate()
+        {
+            while next.peek().is_some_and(|w| **w == n) {
+                bytes.insert(n, at);
+                next.next();
+            }
+            if next.peek().is_none() {
+                break;
+            }
         }
-        if next.peek().is_none() {
-            break;
+        for (start, end, key) in repeats {
+            let (Some(&start), Some(&end)) = (bytes.get(&start), bytes.get(&end)) else {
+                continue;
+            };
+            out.push(Finding::new(
+                Rule::DuplicateKey,
+                Some(text.range(start, end)),
+                format!(
+                    "duplicate key `{}`: most readers keep only its last value",
+                    short(&key)
+                ),
+                key,
+            ));
         }
-    }
-    for (start, end, key) in repeats {
-        let (Some(&start), Some(&end)) = (bytes.get(&start), bytes.get(&end)) else {
-            continue;
-        };
-        out.push(Finding::new(
-            Rule::DuplicateKey,
-            Some(text.range(start, end)),
-            format!(
-                "duplicate key `{}`: most readers keep only its last value",
-                short(&key)
-            ),
-            key,
-        ));
     }
 }
 

@@ -6,6 +6,10 @@
 //! [`ALLOW`] has no private-key finding, nor has the line after one that holds [`ALLOW_NEXT`] (as
 //! detect-secrets reads them; a file that is not text has no lines, so no comment).
 
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::found::{Finding, Found};
 use crate::rules::Rule;
 use provider_kit::text::{Position, Range, Text};
@@ -40,15 +44,21 @@ fn message(marker: &str) -> String {
     format!("private key in the repository (`{marker}`)")
 }
 
+/// The markers as one automaton: a text is searched once for all of them.
+fn markers() -> &'static AhoCorasick {
+    static MARKERS_AT_ONCE: OnceLock<AhoCorasick> = OnceLock::new();
+    MARKERS_AT_ONCE.get_or_init(|| {
+        AhoCorasick::new(MARKERS).unwrap_or_else(|_| unreachable!("ten short literals"))
+    })
+}
+
 pub(super) fn check(text: &Text<'_>, out: &mut Found) {
-    // Every marker of the text in order (one pass per marker, no marker spans a line), each
-    // column counted on from the one before it on its line: linear however many markers a line
-    // holds.
-    let mut found: Vec<(usize, &str)> = MARKERS
-        .iter()
-        .flat_map(|marker| text.text.match_indices(marker))
-        .collect();
-    found.sort_unstable();
+    // Every marker of the text in order, in one pass (no marker spans a line, none starts inside
+    // another, so the overlapping search finds what one search per marker would), each column
+    // counted on from the one before it on its line: linear however many markers a line holds.
+    let found = markers()
+        .find_overlapping_iter(text.text)
+        .map(|m| (m.start(), MARKERS[m.pattern().as_usize()]));
     let mut columns = None;
     // Whether the current line is allowed, asked once per line however many markers it holds.
     let mut allow: Option<(usize, bool)> = None;
@@ -85,18 +95,17 @@ pub(super) fn check(text: &Text<'_>, out: &mut Found) {
 
 /// For content that is not UTF-8 text: one file-level finding per marker present.
 pub(super) fn check_bytes(bytes: &[u8], out: &mut Found) {
-    for marker in MARKERS {
-        if bytes
-            .windows(marker.len())
-            .any(|window| window == marker.as_bytes())
-        {
-            out.push(Finding::new(
-                Rule::PrivateKey,
-                None,
-                message(marker),
-                marker,
-            ));
-        }
+    let mut present = [false; MARKERS.len()];
+    for found in markers().find_overlapping_iter(bytes) {
+        present[found.pattern().as_usize()] = true;
+    }
+    for (&marker, _) in MARKERS.iter().zip(present).filter(|(_, present)| *present) {
+        out.push(Finding::new(
+            Rule::PrivateKey,
+            None,
+            message(marker),
+            marker,
+        ));
     }
 }
 

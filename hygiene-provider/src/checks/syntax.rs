@@ -10,6 +10,7 @@
 //! Ansible) is checked again with its template expressions masked; if it still does not parse, it is
 //! reported as not checked (the template may be what breaks it), never as clean nor as an error.
 
+use super::duplicate_key::Keys;
 use super::found::{Finding, Found, YamlReading};
 use crate::rules::Rule;
 use provider_kit::text::{Range, Text};
@@ -26,6 +27,8 @@ pub(super) fn check(
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();
+    // The repeated keys a YAML syntax check saw on its way.
+    let mut keys = None;
     let finding = match extension.as_str() {
         "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => json(text),
         "toml" if enabled.contains(&Rule::TomlSyntax) || enabled.contains(&Rule::TomlVersion) => {
@@ -35,10 +38,14 @@ pub(super) fn check(
             }
             found.filter(|_| enabled.contains(&Rule::TomlSyntax))
         }
-        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(text, reading) {
+        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(
+            text,
+            reading,
+            Some(keys.insert(Keys::default())),
+        ) {
             Some(error) if has_templates(text.text) => {
                 let masked = mask_templates(text.text);
-                if let Some(still) = yaml(&Text::new(&masked), reading) {
+                if let Some(still) = yaml(&Text::new(&masked), reading, None) {
                     let at = still.range.map_or(0, |r| r.start.line + 1);
                     out.unchecked(format!(
                         "YAML template not checked: with its template expressions masked it still does not parse ({} at line {at}), so its syntax cannot be told apart from its template's",
@@ -76,7 +83,10 @@ pub(super) fn check(
     let keyed =
         matches!(extension.as_str(), "json" | "yaml" | "yml") && !allows_comments(path, name);
     if parsed && keyed && enabled.contains(&Rule::DuplicateKey) {
-        super::duplicate_key::check(text, out);
+        match keys {
+            Some(keys) => keys.report(text, out),
+            None => super::duplicate_key::check(text, out),
+        }
     }
 }
 
@@ -144,8 +154,24 @@ fn toml(text: &Text<'_>) -> Option<Finding> {
 
 /// The strict YAML 1.2 parser's error, unless the reading is the compatible one and libyaml loads
 /// the file (the strict parser's message and position are kept for a file both reject).
-fn yaml(text: &Text<'_>, reading: YamlReading) -> Option<Finding> {
-    let error = saphyr_parser::Parser::new_from_str(text.text).find_map(Result::err)?;
+/// The syntax error of a YAML text, if any, with the events read before it given to `keys` (the
+/// duplicate-key rule), so that the text is parsed once for both.
+fn yaml<'t>(
+    text: &Text<'t>,
+    reading: YamlReading,
+    mut keys: Option<&mut Keys<'t>>,
+) -> Option<Finding> {
+    let mut events = saphyr_parser::Parser::new_from_str(text.text);
+    let error = loop {
+        match events.next()? {
+            Ok((event, span)) => {
+                if let Some(keys) = keys.as_deref_mut() {
+                    keys.see(event, span);
+                }
+            }
+            Err(error) => break error,
+        }
+    };
     if reading == YamlReading::Compatible && super::libyaml::loads(text.text) {
         return None;
     }
