@@ -1,9 +1,14 @@
 //! `hygiene/duplicate-key`: a key given twice in one JSON object or YAML mapping (as
 //! pre-commit-hooks' `check-json` and `check-yaml` find). Most readers keep the last value without a
 //! word, so the first is silently lost. Found on the parser's events (JSON is read as the YAML it
-//! also is), each repeat at its own position; YAML's merge key `<<` may repeat.
+//! also is), each repeat at its own position; YAML's merge key `<<` may repeat. A YAML file's
+//! events are those its syntax check reads; a JSON file's are read only when its syntax check
+//! ([`Repeats`]) saw a key repeat.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use saphyr_parser::{Event, Parser, Span};
 
@@ -15,7 +20,7 @@ use provider_kit::text::Text;
 /// (even: the next one is a key), or a sequence.
 enum Open<'t> {
     Mapping {
-        keys: HashSet<std::borrow::Cow<'t, str>>,
+        keys: HashSet<Cow<'t, str>>,
         nodes: usize,
     },
     Sequence,
@@ -130,6 +135,90 @@ impl<'t> Keys<'t> {
     }
 }
 
+/// A JSON value read for one fact: whether an object in it repeats a key. The JSON syntax check
+/// reads the file into it (as fast as reading into nothing), so that the parser's events, which
+/// locate each repeat, are read only for the rare file that has one.
+pub(super) struct Repeats(pub(super) bool);
+
+impl<'de> Deserialize<'de> for Repeats {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Repeats(false))
+    }
+}
+
+impl<'de> Visitor<'de> for Repeats {
+    type Value = Repeats;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Repeats, E> {
+        Ok(self)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Repeats, E> {
+        Ok(self)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Repeats, E> {
+        Ok(self)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Repeats, E> {
+        Ok(self)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Repeats, E> {
+        Ok(self)
+    }
+
+    fn visit_unit<E>(self) -> Result<Repeats, E> {
+        Ok(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Repeats, A::Error> {
+        let mut repeats = false;
+        while let Some(Repeats(inner)) = items.next_element()? {
+            repeats |= inner;
+        }
+        Ok(Repeats(repeats))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut entries: A) -> Result<Repeats, A::Error> {
+        let mut keys = HashSet::new();
+        let mut repeats = false;
+        while let Some(Key(key)) = entries.next_key()? {
+            repeats |= !keys.insert(key);
+            let Repeats(inner) = entries.next_value()?;
+            repeats |= inner;
+        }
+        Ok(Repeats(repeats))
+    }
+}
+
+/// An object's key, borrowed from the text unless it holds an escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{range, run};
@@ -182,5 +271,25 @@ mod tests {
             []
         );
         assert_eq!(duplicates("a.yaml", "a: a\nb:\n  a: 1\n"), []);
+    }
+
+    #[test]
+    fn the_json_reading_tells_a_repeat_at_any_depth_and_through_escapes_and_nothing_else() {
+        let repeats = |text: &str| serde_json::from_str::<super::Repeats>(text).unwrap().0;
+        assert!(
+            repeats(r#"[1, {"a": [{"k": 1, "\u006b": 2}]}]"#),
+            "k and its escape"
+        );
+        assert!(repeats(r#"{"a": 1, "b": {}, "a": null}"#));
+        assert!(!repeats(
+            r#"[{"a": 1}, {"a": 2.5e3}, {"b": "a", "a": true}, "a", -1, null]"#
+        ));
+        // A repeated key found so is located by the events, in a deep file too.
+        let deep = format!(
+            "{}{{\"k\": 1, \"k\": 2}}{}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(duplicates("a.json", &deep).len(), 1);
     }
 }

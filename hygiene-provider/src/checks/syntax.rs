@@ -10,7 +10,7 @@
 //! Ansible) is checked again with its template expressions masked; if it still does not parse, it is
 //! reported as not checked (the template may be what breaks it), never as clean nor as an error.
 
-use super::duplicate_key::Keys;
+use super::duplicate_key::{Keys, Repeats};
 use super::found::{Finding, Found, YamlReading};
 use crate::rules::Rule;
 use provider_kit::text::{Range, Text};
@@ -30,7 +30,14 @@ pub(super) fn check(
     // The repeated keys a YAML syntax check saw on its way.
     let mut keys = None;
     let finding = match extension.as_str() {
-        "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => json(text),
+        "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => {
+            let (found, repeats) = json(text);
+            if !repeats {
+                // The syntax check saw every key: none repeats, so none is to be located.
+                keys = Some(Keys::default());
+            }
+            found
+        }
         "toml" if enabled.contains(&Rule::TomlSyntax) || enabled.contains(&Rule::TomlVersion) => {
             let found = toml(text);
             if found.is_none() && enabled.contains(&Rule::TomlVersion) {
@@ -38,25 +45,23 @@ pub(super) fn check(
             }
             found.filter(|_| enabled.contains(&Rule::TomlSyntax))
         }
-        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => match yaml(
-            text,
-            reading,
-            Some(keys.insert(Keys::default())),
-        ) {
-            Some(error) if has_templates(text.text) => {
-                let masked = mask_templates(text.text);
-                if let Some(still) = yaml(&Text::new(&masked), reading, None) {
-                    let at = still.range.map_or(0, |r| r.start.line + 1);
-                    out.unchecked(format!(
+        "yaml" | "yml" if enabled.contains(&Rule::YamlSyntax) => {
+            match yaml(text, reading, Some(keys.insert(Keys::default()))) {
+                Some(error) if has_templates(text.text) => {
+                    let masked = mask_templates(text.text);
+                    if let Some(still) = yaml(&Text::new(&masked), reading, None) {
+                        let at = still.range.map_or(0, |r| r.start.line + 1);
+                        out.unchecked(format!(
                         "YAML template not checked: with its template expressions masked it still does not parse ({} at line {at}), so its syntax cannot be told apart from its template's",
                         still.message.trim_start_matches("invalid YAML: ")
                     ));
+                    }
+                    drop(error);
+                    None
                 }
-                drop(error);
-                None
+                found => found,
             }
-            found => found,
-        },
+        }
         _ => None,
     };
     // A parser's depth limit is no syntax error: the file was not checked past it, which is said
@@ -117,8 +122,21 @@ fn finding(rule: Rule, range: Range, what: &str, message: &str) -> Finding {
     Finding::new(rule, Some(range), format!("invalid {what}: {message}"), "")
 }
 
-fn json(text: &Text<'_>) -> Option<Finding> {
-    let error = serde_json::from_str::<serde::de::IgnoredAny>(text.text).err()?;
+/// The syntax error of a JSON text, if any, and whether an object of it may repeat a key: read to
+/// its end, whether one does; else true (the parser's events, read as far as they go, tell).
+fn json(text: &Text<'_>) -> (Option<Finding>, bool) {
+    let error = match serde_json::from_str::<Repeats>(text.text) {
+        Ok(Repeats(repeats)) => return (None, repeats),
+        // Keys are read recursively, to serde_json's depth limit; its reading into nothing has
+        // none, so a deeper text is still checked to its end (its keys then by the events).
+        Err(deep) if depth_limit(&deep.to_string()) => {
+            match serde_json::from_str::<serde::de::IgnoredAny>(text.text) {
+                Ok(_) => return (None, true),
+                Err(error) => error,
+            }
+        }
+        Err(error) => error,
+    };
     // serde_json counts lines by LF only and columns in bytes, 1-based (0 = before the line's
     // first byte): find the byte offset in its own terms.
     let line_start: usize = text
@@ -132,12 +150,8 @@ fn json(text: &Text<'_>) -> Option<Finding> {
     let message = message
         .rsplit_once(" at line ")
         .map_or(message.as_str(), |(m, _)| m);
-    Some(finding(
-        Rule::JsonSyntax,
-        one_char(text, offset),
-        "JSON",
-        message,
-    ))
+    let found = finding(Rule::JsonSyntax, one_char(text, offset), "JSON", message);
+    (Some(found), true)
 }
 
 fn toml(text: &Text<'_>) -> Option<Finding> {
