@@ -27,7 +27,8 @@ pub(super) fn check(
         .rsplit_once('.')
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();
-    // The repeated keys a YAML syntax check saw on its way.
+    // What the syntax check learnt of repeated keys: those a YAML parse saw, or none for a JSON
+    // file read to its end without one. `None`: the parser's events are still to be read.
     let mut keys = None;
     let finding = match extension.as_str() {
         "json" if enabled.contains(&Rule::JsonSyntax) && !allows_comments(path, name) => {
@@ -52,9 +53,9 @@ pub(super) fn check(
                     if let Some(still) = yaml(&Text::new(&masked), reading, None) {
                         let at = still.range.map_or(0, |r| r.start.line + 1);
                         out.unchecked(format!(
-                        "YAML template not checked: with its template expressions masked it still does not parse ({} at line {at}), so its syntax cannot be told apart from its template's",
-                        still.message.trim_start_matches("invalid YAML: ")
-                    ));
+                            "YAML template not checked: with its template expressions masked it still does not parse ({} at line {at}), so its syntax cannot be told apart from its template's",
+                            still.message.trim_start_matches("invalid YAML: ")
+                        ));
                     }
                     drop(error);
                     None
@@ -167,9 +168,8 @@ fn toml(text: &Text<'_>) -> Option<Finding> {
 }
 
 /// The strict YAML 1.2 parser's error, unless the reading is the compatible one and libyaml loads
-/// the file (the strict parser's message and position are kept for a file both reject).
-/// The syntax error of a YAML text, if any, with the events read before it given to `keys` (the
-/// duplicate-key rule), so that the text is parsed once for both.
+/// the file (the strict parser's message and position are kept for a file both reject). The events
+/// read before the error go to `keys` (the duplicate-key rule), so the text is parsed once for both.
 fn yaml<'t>(
     text: &Text<'t>,
     reading: YamlReading,
