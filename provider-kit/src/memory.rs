@@ -79,7 +79,10 @@ impl Workspace for Memory {
             })
             .collect();
         std::future::ready(if refused {
-            Err("host refused workspace/readBlob: outside the grant (code -32012)".into())
+            Err(format!(
+                "host refused workspace/readBlob: outside the grant (code {})",
+                asp_wire::code::SCOPE_DENIED
+            ))
         } else {
             Ok(sent)
         })
