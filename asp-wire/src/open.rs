@@ -70,6 +70,9 @@ macro_rules! wire_enum {
         pub enum $name { $($(#[$vmeta])* $variant),+ }
 
         impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [Self] = &[$($name::$variant),+];
+
             /// Its text on the wire.
             pub const fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
@@ -77,12 +80,12 @@ macro_rules! wire_enum {
 
             /// The variant whose text is `text`, if any.
             pub fn from_wire(text: &str) -> Option<Self> {
-                [$($name::$variant),+].into_iter().find(|v| v.as_str() == text)
+                Self::ALL.iter().copied().find(|v| v.as_str() == text)
             }
         }
 
         impl $crate::open::Wire for $name {
-            const ALL: &'static [Self] = &[$($name::$variant),+];
+            const ALL: &'static [Self] = $name::ALL;
             fn wire(&self) -> &'static str {
                 self.as_str()
             }

@@ -142,7 +142,7 @@ impl<C: Checker> Provider<C> {
                     "capabilityVersion": CAPABILITY_VERSION,
                     "diagnosticSources": [about.source],
                     "scopes": ["changeset", "workspace"],
-                    "comparisons": ([Comparison::Introduced, Comparison::All, Comparison::Resolved].map(Comparison::as_str)),
+                    "comparisons": Comparison::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
                     "partialResults": false,
                     "incremental": false,
                     "unsupportedReporting": "assessment-status",
