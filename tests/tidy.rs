@@ -400,9 +400,6 @@ fn the_wire_vocabulary_is_named_once() {
             }
         };
         for (n, code) in code_lines(&read(&path)) {
-            // rpc-peer classes the registry's codes of an error reply without a failClass, and it
-            // cannot depend on asp-wire: that one table is the exception.
-            let registry_table = text == "rpc-peer/src/error.rs" && code.contains("=> FailClass::");
             for literal in error_code_literals(code) {
                 let asp_range =
                     (-32099..=-32000).contains(&literal) || (-33099..=-33000).contains(&literal);
@@ -410,7 +407,7 @@ fn the_wire_vocabulary_is_named_once() {
                 {
                     continue;
                 }
-                if !text.starts_with(owner(literal)) && !registry_table {
+                if !text.starts_with(owner(literal)) {
                     offenders.push(format!("{text}:{}: {literal}: {code}", n + 1));
                 }
             }

@@ -38,7 +38,8 @@ pub struct HostClient {
 
 impl HostClient {
     /// Starts the reader and writer tasks of a connection over `reader` (the host's stdout) and
-    /// `writer` (its stdin). `probe` is asked how the host ended once `reader` ends.
+    /// `writer` (its stdin). `probe` is asked how the host ended once `reader` ends. An error
+    /// reply without a `failClass` is classed by ASP's registry of codes.
     pub fn connect<R, W>(reader: R, writer: W, config: ClientConfig, probe: ExitProbe) -> HostClient
     where
         R: AsyncBufRead + Unpin + Send + 'static,
@@ -47,7 +48,10 @@ impl HostClient {
         HostClient::from_peer(Peer::connect(
             reader,
             writer,
-            config,
+            ClientConfig {
+                classify: asp_wire::code::fail_class,
+                ..config
+            },
             Arc::new(NoRequests),
             probe,
         ))

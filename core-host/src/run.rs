@@ -65,6 +65,7 @@ where
     });
     let config = PeerConfig {
         role: rpc_peer::Role::Client,
+        classify: asp_wire::code::fail_class,
         ..PeerConfig::default()
     };
     let served = peer::serve(reader, writer, config, handler, DRAIN);

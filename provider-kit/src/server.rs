@@ -72,6 +72,7 @@ where
     let provider = Provider::new(Arc::new(checker), identity, exit.clone());
     let config = PeerConfig {
         max_frame: MAX_FRAME,
+        classify: asp_wire::code::fail_class,
         ..PeerConfig::default()
     };
     tokio::select! {

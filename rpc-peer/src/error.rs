@@ -40,12 +40,14 @@ impl FailClass {
         })
     }
 
-    /// The class of an ASP error code from the registry (`spec/02`), for errors that omit `failClass`.
-    pub fn from_code(code: i64) -> FailClass {
+    /// The class of a JSON-RPC error code, for an error reply that omits `failClass`: JSON-RPC's
+    /// own codes; any other is `health`. A protocol with codes of its own (ASP's registry,
+    /// `asp_wire::code::fail_class`) classes them first and falls back on this
+    /// ([`crate::peer::PeerConfig::classify`]).
+    pub fn of_json_rpc_code(code: i64) -> FailClass {
         match code {
-            -32012 => FailClass::Policy,
-            -32013 | jsonrpc::INVALID_PARAMS | jsonrpc::INVALID_REQUEST => FailClass::Input,
-            -32014 | jsonrpc::METHOD_NOT_FOUND | jsonrpc::PARSE_ERROR => FailClass::Contract,
+            jsonrpc::INVALID_PARAMS | jsonrpc::INVALID_REQUEST => FailClass::Input,
+            jsonrpc::METHOD_NOT_FOUND | jsonrpc::PARSE_ERROR => FailClass::Contract,
             _ => FailClass::Health,
         }
     }
@@ -186,14 +188,19 @@ fn tail_suffix(tail: &str) -> String {
 
 impl Error {
     /// A JSON-RPC error response of `role` to `method`: classed by `data.failClass` (else by its
-    /// code), retryable as `data.retryable` says (else when it is a health failure), with
-    /// `data.detail` kept.
-    pub fn refused(role: Role, method: &str, error: jsonrpc::ErrorObject) -> Error {
+    /// code, through `classify`), retryable as `data.retryable` says (else when it is a health
+    /// failure), with `data.detail` kept.
+    pub fn refused(
+        role: Role,
+        method: &str,
+        error: jsonrpc::ErrorObject,
+        classify: fn(i64) -> FailClass,
+    ) -> Error {
         let data = error.data.as_ref();
         let text = |key: &str| data.and_then(|d| d.get(key)).and_then(|v| v.as_str());
         let fail_class = text("failClass")
             .and_then(FailClass::parse)
-            .unwrap_or_else(|| FailClass::from_code(error.code));
+            .unwrap_or_else(|| classify(error.code));
         let retryable = data
             .and_then(|d| d.get("retryable"))
             .and_then(serde_json::Value::as_bool)
@@ -245,10 +252,16 @@ mod tests {
             message: "no".into(),
             data: Some(data),
         };
+        // A classifier that knows -32012, as a protocol with codes of its own would.
+        let classify = |code| match code {
+            -32012 => FailClass::Policy,
+            other => FailClass::of_json_rpc_code(other),
+        };
         let error = Error::refused(
             Role::Provider,
             "evaluate",
             reply(serde_json::json!({"failClass": "health", "detail": "disk quota"})),
+            classify,
         );
         let Error::Refused { detail, .. } = &error else {
             panic!("{error:?}");
@@ -259,7 +272,8 @@ mod tests {
             error.retryable(),
             "a health failure is retryable unless it says otherwise"
         );
-        let classed_by_code = Error::refused(Role::Host, "m", reply(serde_json::json!({})));
+        let classed_by_code =
+            Error::refused(Role::Host, "m", reply(serde_json::json!({})), classify);
         assert_eq!(classed_by_code.fail_class(), FailClass::Policy);
         assert!(!classed_by_code.retryable());
     }
@@ -327,11 +341,19 @@ mod tests {
     }
 
     #[test]
-    fn registry_codes_map_to_classes() {
-        assert_eq!(FailClass::from_code(-32010), FailClass::Health);
-        assert_eq!(FailClass::from_code(-32012), FailClass::Policy);
-        assert_eq!(FailClass::from_code(-32013), FailClass::Input);
-        assert_eq!(FailClass::from_code(-32014), FailClass::Contract);
+    fn json_rpc_codes_map_to_classes_and_wire_classes_parse() {
+        assert_eq!(
+            FailClass::of_json_rpc_code(jsonrpc::INVALID_PARAMS),
+            FailClass::Input
+        );
+        assert_eq!(
+            FailClass::of_json_rpc_code(jsonrpc::METHOD_NOT_FOUND),
+            FailClass::Contract
+        );
+        assert_eq!(
+            FailClass::of_json_rpc_code(jsonrpc::INTERNAL_ERROR),
+            FailClass::Health
+        );
         assert_eq!(FailClass::parse("policy"), Some(FailClass::Policy));
         assert_eq!(FailClass::parse("fatal"), None);
     }

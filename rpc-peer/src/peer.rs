@@ -98,6 +98,9 @@ pub struct PeerConfig {
     pub max_reply_bytes: usize,
     /// Who the other side is, as error messages name it (default [`Role::Host`]).
     pub role: Role,
+    /// How an error reply that names no `failClass` is classed by its code (default
+    /// [`FailClass::of_json_rpc_code`]; a protocol with codes of its own passes its table).
+    pub classify: fn(i64) -> FailClass,
 }
 
 impl Default for PeerConfig {
@@ -110,6 +113,7 @@ impl Default for PeerConfig {
             max_queued_outgoing: 1024,
             max_reply_bytes: 64 << 20,
             role: Role::Host,
+            classify: FailClass::of_json_rpc_code,
         }
     }
 }

@@ -104,9 +104,13 @@ pub fn read_saved(bytes: &[u8]) -> Result<Decision> {
 /// The host's error as bridge-core reports a refused call, keeping its failClass and detail.
 fn host_error(error: Value) -> bridge_core::Error {
     match serde_json::from_value::<ErrorObject>(error) {
-        Ok(error) => {
-            rpc_peer::Error::refused(rpc_peer::Role::Host, proto::EVALUATE_CHANGESET, error).into()
-        }
+        Ok(error) => rpc_peer::Error::refused(
+            rpc_peer::Role::Host,
+            proto::EVALUATE_CHANGESET,
+            error,
+            asp_wire::code::fail_class,
+        )
+        .into(),
         Err(_) => {
             bridge_core::Error::Input("the saved answer has a malformed `error` object".into())
         }

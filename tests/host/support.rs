@@ -191,6 +191,7 @@ impl Host {
             Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
         let config = PeerConfig {
             request_timeout: CALL,
+            classify: asp_wire::code::fail_class,
             ..PeerConfig::default()
         };
         let peer = Peer::connect(

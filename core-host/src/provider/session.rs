@@ -87,6 +87,7 @@ impl Session {
             request_timeout: spec.timeout,
             max_frame: MAX_PROVIDER_FRAME,
             role: rpc_peer::Role::Provider,
+            classify: asp_wire::code::fail_class,
             ..PeerConfig::default()
         };
         let mut child_spec = ChildSpec::new(program, spec.command[1..].to_vec(), cwd.to_path_buf());

@@ -210,7 +210,12 @@ impl Shared {
         self.missed_in_a_row.store(0, Ordering::Relaxed);
         let outcome = match answer {
             Answered::Result(result) => Ok(result),
-            Answered::Error(error) => Err(Error::refused(self.config.role, &pending.method, error)),
+            Answered::Error(error) => Err(Error::refused(
+                self.config.role,
+                &pending.method,
+                error,
+                self.config.classify,
+            )),
             Answered::Conflicting => Err(Error::Malformed {
                 role: self.config.role,
                 method: pending.method.clone(),
