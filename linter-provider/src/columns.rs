@@ -68,15 +68,39 @@ pub fn to_utf16(line: &str, column: u64, unit: Unit) -> u32 {
     u32::try_from(units).unwrap_or(u32::MAX)
 }
 
-/// The text of the 0-based line `line` of `text`, without its line ending (`\n` or `\r\n`); `None`
-/// past the last line.
-pub fn line_of(text: &str, line: usize) -> Option<&str> {
-    let found = text.split('\n').nth(line)?;
-    // The empty piece after a final newline is no line.
-    if found.is_empty() && text.split('\n').count() == line + 1 && text.ends_with('\n') {
-        return None;
+/// A file's text as lines (read as UTF-8, lossily), split once: each finding's line is then found
+/// without reading the file again.
+pub struct Lines<'a> {
+    text: std::borrow::Cow<'a, str>,
+    /// Where each piece between line feeds starts; the last piece runs to the end.
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(bytes: &'a [u8]) -> Lines<'a> {
+        let text = String::from_utf8_lossy(bytes);
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+            .collect();
+        Lines { text, starts }
     }
-    Some(found.strip_suffix('\r').unwrap_or(found))
+
+    /// The text of the 0-based line `line`, without its line ending (`\n` or `\r\n`); `None` past
+    /// the last line.
+    pub fn get(&self, line: usize) -> Option<&str> {
+        let start = *self.starts.get(line)?;
+        let last = line + 1 == self.starts.len();
+        // The empty piece after a final newline is no line.
+        if last && self.text.ends_with('\n') {
+            return None;
+        }
+        let end = self
+            .starts
+            .get(line + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        let found = &self.text[start..end];
+        Some(found.strip_suffix('\r').unwrap_or(found))
+    }
 }
 
 #[cfg(test)]
@@ -111,13 +135,14 @@ mod tests {
 
     #[test]
     fn lines_are_found_without_their_endings() {
+        let line_of = |text: &str, line| Lines::new(text.as_bytes()).get(line).map(str::to_owned);
         let text = "one\r\ntwo\nthree\n";
-        assert_eq!(line_of(text, 0), Some("one"));
-        assert_eq!(line_of(text, 1), Some("two"));
-        assert_eq!(line_of(text, 2), Some("three"));
+        assert_eq!(line_of(text, 0).as_deref(), Some("one"));
+        assert_eq!(line_of(text, 1).as_deref(), Some("two"));
+        assert_eq!(line_of(text, 2).as_deref(), Some("three"));
         assert_eq!(line_of(text, 3), None);
-        assert_eq!(line_of("no newline", 0), Some("no newline"));
-        assert_eq!(line_of("a\n\nb", 1), Some(""));
+        assert_eq!(line_of("no newline", 0).as_deref(), Some("no newline"));
+        assert_eq!(line_of("a\n\nb", 1).as_deref(), Some(""));
         for unit in ["utf16", "unicode", "utf8", "lines"] {
             assert_eq!(Unit::parse(unit).map(Unit::as_str), Some(unit));
         }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
-use crate::columns::{self, Unit};
+use crate::columns::{self, Lines, Unit};
 use crate::scratch::repository_path;
 
 /// Longest message, help text or rule id kept, in characters.
@@ -84,6 +84,8 @@ pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
         .as_array()
         .ok_or("the output is not a SARIF log: it has no \"runs\" array")?;
     let mut out = Mapped::default();
+    // Each file's lines, split once for all of its findings.
+    let mut lines: HashMap<&str, Lines<'_>> = HashMap::new();
     for run in runs {
         for invocation in run["invocations"].as_array().into_iter().flatten() {
             if invocation["executionSuccessful"] == false && out.failed.is_none() {
@@ -100,7 +102,7 @@ pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
                 out.outside += 1;
                 continue;
             };
-            let Some(bytes) = cx.files.get(&path) else {
+            let Some((given, bytes)) = cx.files.get_key_value(&path) else {
                 out.not_given += 1;
                 continue;
             };
@@ -109,7 +111,10 @@ pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
                 continue;
             }
             let rule = rule_of(result, rules);
-            out.findings.push(finding(result, rule, path, bytes, cx));
+            let lines = lines
+                .entry(given.as_str())
+                .or_insert_with(|| Lines::new(bytes));
+            out.findings.push(finding(result, rule, path, lines, cx));
         }
     }
     Ok(out)
@@ -132,7 +137,7 @@ fn finding(
     result: &Value,
     rule: Option<&Value>,
     path: String,
-    bytes: &[u8],
+    lines: &Lines<'_>,
     cx: &Context<'_>,
 ) -> Finding {
     let rule_id = result["ruleId"]
@@ -180,7 +185,7 @@ fn finding(
         path,
         span: span(
             &result["locations"][0]["physicalLocation"]["region"],
-            bytes,
+            lines,
             cx.columns,
         ),
         level,
@@ -205,27 +210,25 @@ fn message(result: &Value, rule: &Value) -> String {
     text(raw.as_deref().unwrap_or("(no message)"), MAX_TEXT)
 }
 
-/// The 0-based UTF-16 span of a SARIF region on the file's text; `None` without a start line.
-fn span(region: &Value, bytes: &[u8], unit: Unit) -> Option<Span> {
+/// The 0-based UTF-16 span of a SARIF region on the file's lines; `None` without a start line.
+fn span(region: &Value, lines: &Lines<'_>, unit: Unit) -> Option<Span> {
     let start_line = region["startLine"].as_u64().filter(|&l| l >= 1)?;
     let end_line = region["endLine"]
         .as_u64()
         .filter(|&l| l >= start_line)
         .unwrap_or(start_line);
-    let text = String::from_utf8_lossy(bytes);
     let line_text = |line: u64| {
         usize::try_from(line - 1)
             .ok()
-            .and_then(|l| columns::line_of(&text, l))
+            .and_then(|l| lines.get(l))
             .unwrap_or("")
-            .to_owned()
     };
     let (first, last) = (line_text(start_line), line_text(end_line));
-    let start_char = columns::to_utf16(&first, region["startColumn"].as_u64().unwrap_or(1), unit);
+    let start_char = columns::to_utf16(first, region["startColumn"].as_u64().unwrap_or(1), unit);
     // No end column, or a tool that gives lines only: to the end of the last line.
     let end_char = match (unit, region["endColumn"].as_u64()) {
-        (Unit::Lines, _) | (_, None) => columns::to_utf16(&last, u64::MAX, unit.counting()),
-        (_, Some(column)) => columns::to_utf16(&last, column, unit),
+        (Unit::Lines, _) | (_, None) => columns::to_utf16(last, u64::MAX, unit.counting()),
+        (_, Some(column)) => columns::to_utf16(last, column, unit),
     };
     let line = |l: u64| u32::try_from(l - 1).unwrap_or(u32::MAX);
     let (end_line, end_char) = if end_line == start_line && end_char < start_char {

@@ -62,7 +62,7 @@ pub(crate) const TABLE: &[(Mapping, &str, &str, &str)] = &[
     (
         Mapping::Handshake,
         "handshake",
-        "initialize accepts protocolVersion \"asp/0.1\" only (asp/1.0 is refused with -32014)",
+        "initialize accepts protocolVersion \"asp/0.1\" only (asp/1.0 is refused with unsupported_version)",
         "the host asks for asp/0.1 and checks the result as a v1.0 initialize result after the rows below",
     ),
     (
