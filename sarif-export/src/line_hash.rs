@@ -9,6 +9,8 @@
 //! unsigned value, then `:n` where `n` counts its occurrences so far.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 
 const BLOCK: usize = 100;
@@ -22,8 +24,28 @@ const CR: u16 = b'\r' as u16;
 /// Files larger than this are not hashed (the result then simply has no line hash).
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The hash of every line of `text`; index 0 is line 1.
+/// One line's hash: the rolling hash and how many lines so far had it. Written as the action
+/// writes it (`{hash:x}:{count}`) only when a result asks for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineHash {
+    value: u64,
+    count: u32,
+}
+
+impl fmt::Display for LineHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:x}:{}", self.value, self.count)
+    }
+}
+
+/// The hash of every line of `text`, as the action writes them; index 0 is line 1.
+#[cfg(test)]
 pub(crate) fn line_hashes(text: &str) -> Vec<String> {
+    hashes(text).iter().map(LineHash::to_string).collect()
+}
+
+/// The hash of every line of `text`; index 0 is line 1.
+pub(crate) fn hashes(text: &str) -> Vec<LineHash> {
     let mut hasher = Hasher::new();
     for unit in text.encode_utf16() {
         hasher.character(i64::from(unit));
@@ -47,8 +69,29 @@ struct Hasher {
     line_number: usize,
     line_start: bool,
     prev_cr: bool,
-    counts: HashMap<u64, usize>,
-    hashes: Vec<String>,
+    counts: HashMap<u64, u32, BuildHasherDefault<Spread>>,
+    hashes: Vec<LineHash>,
+}
+
+/// Hashes a key that is already a 64-bit hash, only spreading its bits (a rolling hash's low bits
+/// depend on the input's low bits alone, and a table indexes by them).
+#[derive(Default)]
+struct Spread(u64);
+
+impl std::hash::Hasher for Spread {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
 }
 
 impl Hasher {
@@ -62,7 +105,7 @@ impl Hasher {
             line_number: 0,
             line_start: true,
             prev_cr: false,
-            counts: HashMap::new(),
+            counts: HashMap::default(),
             hashes: Vec::new(),
         }
     }
@@ -110,7 +153,10 @@ impl Hasher {
         let count = self.counts.entry(value).or_insert(0);
         *count += 1;
         debug_assert_eq!(self.line_numbers[self.index], Some(self.hashes.len() + 1));
-        self.hashes.push(format!("{value:x}:{count}"));
+        self.hashes.push(LineHash {
+            value,
+            count: *count,
+        });
         self.line_numbers[self.index] = None;
     }
 }
@@ -119,7 +165,7 @@ impl Hasher {
 #[derive(Debug)]
 pub(crate) struct FileHashes {
     root: Option<PathBuf>,
-    files: HashMap<String, Option<Vec<String>>>,
+    files: HashMap<String, Option<Vec<LineHash>>>,
 }
 
 impl FileHashes {
@@ -133,16 +179,13 @@ impl FileHashes {
 
     /// The hash of 1-based `line` of the workspace-relative `path`, when the file is readable inside
     /// the workspace (symlinks resolved and confined) and has that line.
-    pub(crate) fn get(&mut self, path: &str, line: usize) -> Option<&str> {
+    pub(crate) fn get(&mut self, path: &str, line: usize) -> Option<LineHash> {
         let root = self.root.as_deref()?;
         let hashes = self
             .files
             .entry(path.to_owned())
-            .or_insert_with(|| read_confined(root, path).map(|text| line_hashes(&text)));
-        hashes
-            .as_ref()?
-            .get(line.checked_sub(1)?)
-            .map(String::as_str)
+            .or_insert_with(|| read_confined(root, path).map(|text| hashes(&text)));
+        hashes.as_ref()?.get(line.checked_sub(1)?).copied()
     }
 }
 
@@ -161,7 +204,10 @@ fn read_confined(root: &Path, path: &str) -> Option<String> {
         return None;
     }
     let bytes = std::fs::read(&file).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some(
+        String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 #[cfg(test)]
@@ -272,7 +318,10 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
         let mut files = FileHashes::new(Some(&root));
-        assert_eq!(files.get("src/a.txt", 2), Some("54703d4cd895b18:1"));
+        assert_eq!(
+            files.get("src/a.txt", 2).map(|h| h.to_string()).as_deref(),
+            Some("54703d4cd895b18:1")
+        );
         assert_eq!(files.get("src/a.txt", 5), None, "no such line");
         assert_eq!(files.get("src/a.txt", 0), None);
         assert_eq!(files.get("src/missing.txt", 1), None);

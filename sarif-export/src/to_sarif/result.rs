@@ -55,7 +55,7 @@ pub(crate) fn result(
         start_line,
     ) && let Some(hash) = usize::try_from(line).ok().and_then(|l| hashes.get(path, l))
     {
-        fingerprints.insert(LINE_HASH.to_owned(), hash.to_owned());
+        fingerprints.insert(LINE_HASH.to_owned(), hash.to_string());
     }
     let location = artifact.map(|artifact| {
         let artifact_location = ArtifactLocation::builder()
