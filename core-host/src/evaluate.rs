@@ -71,7 +71,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         let links = std::mem::take(&mut candidate.intake.links);
         let (mut outcomes, narrowed) = run(host, &entries, &evaluation, &links).await;
         host_degraded.extend(leave_out(host, &mut outcomes, &narrowed));
-        merge(host, &entries, call_site, &candidate, &outcomes)
+        merge(host, &entries, call_site, &candidate, outcomes)
     };
     Ok(decide::decide(
         Request {
@@ -333,22 +333,38 @@ fn leave_out(
 }
 
 /// Merges the providers' outcomes into the plan: one coverage entry per entry, from the
-/// provider's outcome, the plan's own failure, or a required provider that is missing.
+/// provider's outcome, the plan's own failure, or a required provider that is missing. An outcome
+/// is moved into the last entry that uses it, and copied only for the others (a provider that
+/// several requirements name).
 fn merge(
     host: &Host,
     entries: &[Entry],
     call_site: CallSite,
     candidate: &Candidate,
-    outcomes: &[Option<SlotOutcome>],
+    mut outcomes: Vec<Option<SlotOutcome>>,
 ) -> Vec<Item> {
+    let mut uses = vec![0usize; outcomes.len()];
+    for entry in entries.iter().filter(|e| e.failure.is_none()) {
+        if let Some(i) = entry.slot {
+            uses[i] += 1;
+        }
+    }
     entries
         .iter()
         .map(|entry| {
             let outcome = match (&entry.failure, entry.slot) {
                 (Some(failure), _) => Err(failure.clone()),
-                (None, Some(i)) => outcomes[i].clone().unwrap_or_else(|| {
-                    Err(Failure::new(Reason::Error, Lifecycle::Active, "not run"))
-                }),
+                (None, Some(i)) => {
+                    uses[i] -= 1;
+                    let outcome = if uses[i] == 0 {
+                        outcomes[i].take()
+                    } else {
+                        outcomes[i].clone()
+                    };
+                    outcome.unwrap_or_else(|| {
+                        Err(Failure::new(Reason::Error, Lifecycle::Active, "not run"))
+                    })
+                }
                 (None, None) => Err(Failure::new(
                     Reason::MissingRequiredProvider,
                     Lifecycle::Unavailable,
