@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use provider_kit::{About, Blob, Checked, Checker, Run, Side, Workspace};
+use provider_kit::{About, Blob, Checked, Checker, Named, Run, Side, Workspace};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -76,6 +76,33 @@ impl Lint {
 
     fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a linted file is kept by: its path, its blob and the configuration files of `configs`
+    /// that apply to it.
+    fn key(path: &str, blob: &str, configs: &BTreeMap<String, String>) -> Key {
+        Key {
+            path: path.to_owned(),
+            blob: blob.to_owned(),
+            configs: configs
+                .iter()
+                .filter(|(config, _)| applies(config, path))
+                .map(|(p, b)| (p.clone(), b.clone()))
+                .collect(),
+        }
+    }
+
+    /// The findings of the rules asked for (every rule when `linter/*` is asked).
+    fn asked<W: Workspace>(
+        &self,
+        findings: Vec<provider_kit::Finding>,
+        run: &Run<'_, Self, W>,
+    ) -> Vec<provider_kit::Finding> {
+        let all_rules = run.rules.contains(&self.every_rule());
+        findings
+            .into_iter()
+            .filter(|f| all_rules || run.rules.contains(&f.code))
+            .collect()
     }
 
     /// The configuration files that apply to `paths` (named by `config-files`, in a folder on the
@@ -197,6 +224,41 @@ impl Checker for Lint {
         self.files.is_match(path)
     }
 
+    /// The findings kept for a side whose path, blob and configuration files were linted before
+    /// (nothing is listed while nothing is kept). When the host cannot list the configuration
+    /// files, nothing is recalled: the check lints and says why.
+    async fn recall<W: Workspace>(
+        &self,
+        sides: &[Named],
+        run: &Run<'_, Self, W>,
+    ) -> Vec<Option<Checked>> {
+        let nothing = || sides.iter().map(|_| None).collect();
+        if self.kept().is_empty() {
+            return nothing();
+        }
+        let paths: Vec<&str> = sides.iter().map(|s| s.path.as_str()).collect();
+        let (configs, unlisted) = self.configs(&paths, run).await;
+        if unlisted.is_some() {
+            return nothing();
+        }
+        let found: Vec<Option<Vec<provider_kit::Finding>>> = {
+            let kept = self.kept();
+            sides
+                .iter()
+                .map(|side| kept.get(&Self::key(&side.path, &side.blob, &configs)))
+                .collect()
+        };
+        found
+            .into_iter()
+            .map(|findings| {
+                findings.map(|findings| Checked {
+                    findings: self.asked(findings, run),
+                    ..Checked::default()
+                })
+            })
+            .collect()
+    }
+
     async fn check<W: Workspace>(
         &self,
         sides: Vec<Side>,
@@ -207,15 +269,7 @@ impl Checker for Lint {
         }
         let paths: Vec<&str> = sides.iter().map(|s| s.path.as_str()).collect();
         let (configs, unlisted) = self.configs(&paths, run).await;
-        let key = |side: &Side| Key {
-            path: side.path.clone(),
-            blob: side.blob.clone(),
-            configs: configs
-                .iter()
-                .filter(|(config, _)| applies(config, &side.path))
-                .map(|(p, b)| (p.clone(), b.clone()))
-                .collect(),
-        };
+        let key = |side: &Side| Self::key(&side.path, &side.blob, &configs);
         let mut found: Vec<Option<Vec<provider_kit::Finding>>> = {
             let kept = self.kept();
             sides.iter().map(|side| kept.get(&key(side))).collect()
@@ -262,17 +316,11 @@ impl Checker for Lint {
                 found[i] = Some(findings);
             }
         }
-        let every = self.every_rule();
-        let all_rules = run.rules.contains(&every);
         let mut checked: Vec<Checked> = found
             .into_iter()
             .zip(unchecked)
             .map(|(findings, unchecked)| Checked {
-                findings: findings
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|f| all_rules || run.rules.contains(&f.code))
-                    .collect(),
+                findings: self.asked(findings.unwrap_or_default(), run),
                 unchecked: unchecked.into_iter().collect(),
                 ..Checked::default()
             })

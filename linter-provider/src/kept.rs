@@ -53,6 +53,10 @@ fn size_of(findings: &[Finding]) -> usize {
 }
 
 impl Kept {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
     pub(crate) fn get(&self, key: &Key) -> Option<Vec<Finding>> {
         self.found.get(key).cloned()
     }

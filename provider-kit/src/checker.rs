@@ -77,6 +77,22 @@ pub trait Checker: Send + Sync + 'static {
         true
     }
 
+    /// What the checker kept of `sides`, named but not read yet: for each, `Some` with exactly what
+    /// [`Checker::check`] would give it, or `None` for a side the kit is to read and check. The kit
+    /// asks before it reads a batch, so a file checked before (a linter's result kept by blob) is
+    /// not read again. By default nothing is kept.
+    fn recall<W: Workspace>(
+        &self,
+        sides: &[Named],
+        run: &Run<'_, Self, W>,
+    ) -> impl Future<Output = Vec<Option<Checked>>> + Send
+    where
+        Self: Sized,
+    {
+        let _ = run;
+        std::future::ready(sides.iter().map(|_| None).collect())
+    }
+
     /// Checks `sides`, giving one [`Checked`] per side in their order; fewer when it stopped early
     /// (the deadline, or the evaluation gone): the rest are reported as not checked. `Err`: the
     /// checks failed as a whole (a panic, a tool that could not run).
@@ -116,6 +132,19 @@ impl ChangeKind {
 pub enum Which {
     After,
     Before,
+}
+
+/// One side of one file, named by its path and blob but not read: what [`Checker::recall`] is
+/// asked about.
+#[derive(Clone, Debug)]
+pub struct Named {
+    pub path: String,
+    pub change: ChangeKind,
+    pub which: Which,
+    /// The blob id of this side (`blob:sha256:<hex>`).
+    pub blob: String,
+    /// The file is added by the change (and this is its after side).
+    pub added: bool,
 }
 
 /// One side of one file to check, with the other side to compare against.

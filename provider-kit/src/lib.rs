@@ -20,7 +20,9 @@ pub mod wire;
 mod workspace;
 
 pub use bounds::{Cancel, MAX_DIAGNOSTICS, Stop};
-pub use checker::{About, Blob, ChangeKind, Checked, Checker, Finding, Identity, Run, Side, Which};
+pub use checker::{
+    About, Blob, ChangeKind, Checked, Checker, Finding, Identity, Named, Run, Side, Which,
+};
 pub use error::{Error, Result};
 pub use evaluate::{CHUNK, evaluate};
 pub use request::{Comparison, Invalid, Request, Scope};

@@ -16,6 +16,7 @@ use crate::columns::Unit;
 use crate::preset::Output;
 
 mod flood;
+mod recall;
 
 /// The fake's file name: the program every failure must name.
 const PROGRAM: &str = "fake-lint";
