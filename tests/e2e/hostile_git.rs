@@ -122,16 +122,7 @@ fn a_submodule_at_another_commit_and_a_name_that_is_not_utf8_are_left_out_and_th
     std::fs::write(upstream.path().join("README.txt"), "second\n").unwrap();
     upstream.git(&["commit", "-q", "-am", "second"]);
     let scratch = Scratch::git_repo();
-    let source = upstream.path().to_str().unwrap();
-    scratch.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        source,
-        "sub",
-    ]);
+    test_support::git::add_submodule(scratch.path(), upstream.path(), "sub");
     scratch.git(&["commit", "-q", "-m", "a submodule"]);
     let repo = scratch.path().canonicalize().unwrap();
     // Nothing else changed, only a key nobody tracks inside the submodule.

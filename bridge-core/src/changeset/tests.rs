@@ -4,7 +4,7 @@
 use super::*;
 use serde_json::json;
 
-use test_support::git::{Repo, git as sh, rev_parse};
+use test_support::git::{Repo, add_submodule, git as sh, rev_parse};
 
 fn repo() -> Repo {
     Repo::new(&[
@@ -198,19 +198,7 @@ fn with_submodule() -> (Repo, Repo, String) {
     let upstream = repo();
     let (first, _) = commit_second(upstream.path());
     let dir = repo();
-    let source = upstream.path().to_str().unwrap();
-    sh(
-        dir.path(),
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            source,
-            "sub",
-        ],
-    );
+    add_submodule(dir.path(), upstream.path(), "sub");
     sh(dir.path(), &["commit", "-q", "-m", "with a submodule"]);
     (dir, upstream, first)
 }
