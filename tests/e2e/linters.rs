@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use test_support::mcp::{LEGACY, McpClient};
 
 use crate::embedded::{clean_env, multitool_errors, outside_with_home};
-use crate::lsp::{find_nvim, neovim};
+use crate::lsp::{neovim, nvim_or_skip};
 use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -242,12 +242,7 @@ fn the_three_presets_findings_reach_sarif_mcp_and_neovim_at_the_same_places() {
         "{findings:#?}"
     );
 
-    let Some(nvim) = find_nvim() else {
-        test_support::skip::skip(
-            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
-        );
-        return;
-    };
+    let Some(nvim) = nvim_or_skip() else { return };
     // Neovim counts columns in bytes: `$1` is at byte 14 (`😀` is 4 bytes, `é` 2).
     for (file, shown) in [
         ("app.py", "DIAG 0 7 0 9 1 ruff/F401 ruff"),
