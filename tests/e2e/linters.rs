@@ -90,14 +90,20 @@ impl User {
         log
     }
 
-    /// MCP `asp_diagnostics` with `arguments` over a bare client: the findings.
-    fn mcp_findings(&self, repo: &Path, arguments: Value) -> Vec<Value> {
+    /// MCP `asp_diagnostics` with `arguments` over a bare client: the tool's result.
+    fn mcp_diagnostics(&self, repo: &Path, arguments: Value) -> Value {
         let mut command = Command::new(bridge_bin());
         command.arg("mcp").current_dir(repo);
         self.env(&mut command);
         let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
         let result = client.call("asp_diagnostics", arguments);
         client.close();
+        result
+    }
+
+    /// MCP `asp_diagnostics` with `arguments` over a bare client: the findings.
+    fn mcp_findings(&self, repo: &Path, arguments: Value) -> Vec<Value> {
+        let result = self.mcp_diagnostics(repo, arguments);
         assert_ne!(result["isError"], true, "{result:#}");
         result["structuredContent"]["findings"]
             .as_array()
@@ -454,15 +460,7 @@ fn a_linter_that_is_not_installed_is_named_with_what_to_install_and_never_allows
         empty.path(),
         "[[linter]]\npreset = \"ruff\"\nrequired-for = [\"interactive\", \"sweep\"]\n",
     );
-    let findings_call = {
-        let mut command = Command::new(bridge_bin());
-        command.arg("mcp").current_dir(&repo);
-        required.env(&mut command);
-        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
-        let result = client.call("asp_diagnostics", json!({}));
-        client.close();
-        result
-    };
+    let findings_call = required.mcp_diagnostics(&repo, json!({}));
     let decision = &findings_call["structuredContent"]["decision"];
     assert_eq!(decision, "indeterminate", "{findings_call:#}");
     scratch.assert_no_orphans();
@@ -838,15 +836,7 @@ fn a_repository_configuration_that_reads_a_file_outside_leaks_nothing_of_it() {
         "ruff's failure is said: {log}"
     );
     assert!(log.contains("its stderr is in the log"), "{log}");
-    let findings = {
-        let mut command = Command::new(bridge_bin());
-        command.arg("mcp").current_dir(&repo);
-        user.env(&mut command);
-        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
-        let result = client.call("asp_diagnostics", json!({}));
-        client.close();
-        result.to_string()
-    };
+    let findings = user.mcp_diagnostics(&repo, json!({})).to_string();
     for (what, text) in [
         ("the SARIF log", &log),
         ("the stderr line", &run.stderr),
