@@ -455,12 +455,18 @@ pub(crate) fn lsp_published(
     text: &str,
     wanted: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
+    let mut command = lsp_command(repo);
+    clean_env(&mut command, home);
+    lsp_session(command, repo, path, text, wanted)
+}
+
+/// `asp-bridge lsp` with no debounce, in `repo`.
+pub(crate) fn lsp_command(repo: &Path) -> Command {
     let mut command = Command::new(bridge_bin());
     command
         .args(["lsp", "--debounce-ms", "0"])
         .current_dir(repo);
-    clean_env(&mut command, home);
-    lsp_session(command, repo, path, text, wanted)
+    command
 }
 
 /// Runs `command` (an `asp-bridge lsp`) as a bare LSP client on `repo`: opens `path` with `text`,

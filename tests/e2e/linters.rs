@@ -363,8 +363,7 @@ fn lsp_published_as(
     text: &str,
     wanted: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
-    let mut server = Command::new(bridge_bin());
-    server.args(["lsp", "--debounce-ms", "0"]).current_dir(repo);
+    let mut server = crate::embedded::lsp_command(repo);
     user.env(&mut server);
     crate::embedded::lsp_session(server, repo, path, text, wanted)
 }
