@@ -309,9 +309,16 @@ fn watch(child: std::process::Child, started: Instant) -> (libc::c_int, Ran) {
     (status, ran)
 }
 
-/// The bridge's environment: ruff first on `PATH`, no host or configuration from outside, and
-/// the scratch trees under `tmp` if given.
-fn bridge_command(ruff: &Path, args: &[&str], tmp: Option<&Path>) -> Command {
+/// `asp-bridge SUBCOMMAND` on the embedded host in `root` with `config`, in the bridge's
+/// environment: ruff first on `PATH`, no host or configuration from outside, and the scratch trees
+/// under `tmp` if given.
+fn bridge_command(
+    ruff: &Path,
+    subcommand: &str,
+    root: &Path,
+    config: &Path,
+    tmp: Option<&Path>,
+) -> Command {
     let mut path = OsString::from(ruff.parent().expect("ruff in a folder"));
     if let Some(outer) = std::env::var_os("PATH") {
         path.push(":");
@@ -319,7 +326,11 @@ fn bridge_command(ruff: &Path, args: &[&str], tmp: Option<&Path>) -> Command {
     }
     let mut command = Command::new(BRIDGE);
     command
-        .args(args)
+        .args([subcommand, "--host-command", "embedded", "--repo"])
+        .arg(root)
+        .arg("--config")
+        .arg(config)
+        .current_dir(root)
         .env("PATH", path)
         .env_remove("ASP_BRIDGE_HOST_COMMAND")
         .env_remove("ASP_BRIDGE_CONFIG")
@@ -333,28 +344,15 @@ fn bridge_command(ruff: &Path, args: &[&str], tmp: Option<&Path>) -> Command {
 
 /// `asp-bridge sarif` on the working-tree changes of `root`, a new host each time.
 fn cold(ruff: &Path, root: &Path, config: &Path, log: &Path, tmp: Option<&Path>) -> Ran {
-    let args = ["sarif", "--host-command", "embedded", "--repo"];
-    let mut command = bridge_command(ruff, &args, tmp);
-    command
-        .arg(root)
-        .arg("--config")
-        .arg(config)
-        .arg("--output")
-        .arg(log)
-        .current_dir(root);
+    let mut command = bridge_command(ruff, "sarif", root, config, tmp);
+    command.arg("--output").arg(log);
     sampled(&mut command)
 }
 
 /// One `asp-bridge mcp` session: the times of two `asp_diagnostics` calls, nothing changed
 /// between them, and the findings each saw. With `linted`, each must say that every provider ran.
 fn warm(ruff: &Path, root: &Path, config: &Path, linted: bool) -> [(Duration, u64); 2] {
-    let args = ["mcp", "--host-command", "embedded", "--repo"];
-    let mut command = bridge_command(ruff, &args, None);
-    command
-        .arg(root)
-        .arg("--config")
-        .arg(config)
-        .current_dir(root);
+    let command = bridge_command(ruff, "mcp", root, config, None);
     let mut client = McpClient::spawn_with_deadline(command, LEGACY, ANSWER);
     let mut call = || {
         let started = Instant::now();

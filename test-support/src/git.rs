@@ -35,6 +35,18 @@ pub fn rev_parse(dir: &Path, rev: &str) -> String {
         .to_owned()
 }
 
+/// Adds the repository at `source` (a local path) as a submodule at `path` of the repository in
+/// `dir`; git refuses a local source unless told `protocol.file.allow=always`, here for this one
+/// command only.
+pub fn add_submodule(dir: &Path, source: &Path, path: &str) {
+    let source = source.to_str().expect("a UTF-8 path");
+    let allow = ["-c", "protocol.file.allow=always"];
+    git(
+        dir,
+        &[&allow[..], &["submodule", "add", "-q", source, path]].concat(),
+    );
+}
+
 /// A git repository in a temporary directory, removed when dropped.
 #[derive(Debug)]
 pub struct Repo {

@@ -97,9 +97,8 @@ pub(crate) fn outside_with_home() -> (Scratch, PathBuf) {
     (outside, home)
 }
 
-/// `asp-bridge sarif --repo R --output LOG` with nothing installed: the log, valid against the
-/// SARIF schema.
-fn sarif_log(repo: &Path, home: &Path, log_path: &Path) -> Value {
+/// `asp-bridge sarif --repo R --output LOG` with nothing installed: the log and the stderr.
+pub(crate) fn sarif_run(repo: &Path, home: &Path, log_path: &Path) -> (Value, String) {
     let args = [
         "sarif",
         "--repo",
@@ -110,6 +109,12 @@ fn sarif_log(repo: &Path, home: &Path, log_path: &Path) -> Value {
     let sarif = run(repo, home, &args);
     assert_eq!(sarif.code, Some(0), "{}", sarif.stderr);
     let log: Value = serde_json::from_str(&std::fs::read_to_string(log_path).unwrap()).unwrap();
+    (log, sarif.stderr)
+}
+
+/// [`sarif_run`]'s log, valid against the SARIF schema.
+fn sarif_log(repo: &Path, home: &Path, log_path: &Path) -> Value {
+    let (log, _) = sarif_run(repo, home, log_path);
     let errors = sarif_export::schema::errors(&log);
     assert!(errors.is_empty(), "{errors:#?}");
     log
@@ -450,12 +455,18 @@ pub(crate) fn lsp_published(
     text: &str,
     wanted: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
+    let mut command = lsp_command(repo);
+    clean_env(&mut command, home);
+    lsp_session(command, repo, path, text, wanted)
+}
+
+/// `asp-bridge lsp` with no debounce, in `repo`.
+pub(crate) fn lsp_command(repo: &Path) -> Command {
     let mut command = Command::new(bridge_bin());
     command
         .args(["lsp", "--debounce-ms", "0"])
         .current_dir(repo);
-    clean_env(&mut command, home);
-    lsp_session(command, repo, path, text, wanted)
+    command
 }
 
 /// Runs `command` (an `asp-bridge lsp`) as a bare LSP client on `repo`: opens `path` with `text`,

@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
-
-use crate::embedded::{KEY, clean_env, lsp_diagnostics, mcp_diagnostics, outside_with_home, run};
+use crate::embedded::{
+    KEY, clean_env, lsp_diagnostics, mcp_diagnostics, outside_with_home, run, sarif_run,
+};
 use crate::support::Scratch;
 
 /// A script outside the workspace that appends a line to `marker` and passes stdin through.
@@ -24,6 +24,17 @@ fn script(dir: &Path, name: &str, marker: &Path) -> PathBuf {
     std::fs::write(&path, body).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
+}
+
+/// Gives `path` a modification time `ahead` of now, its bytes unchanged: git must look at its
+/// content to know it is unchanged.
+fn stat_dirty(path: &Path, ahead: Duration) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + ahead)
+        .unwrap();
 }
 
 /// A repository whose `.git/config` runs programs that write `marker`, with a private key among
@@ -42,12 +53,7 @@ fn hostile(outside: &Path) -> (Scratch, PathBuf) {
     scratch.git(&["config", "filter.evil.clean", evil.to_str().unwrap()]);
     scratch.git(&["config", "filter.evil.smudge", evil.to_str().unwrap()]);
     // The same bytes with another modification time: git compares the content, cleaning it first.
-    std::fs::File::options()
-        .write(true)
-        .open(root.join("notes.txt"))
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() + Duration::from_secs(5))
-        .unwrap();
+    stat_dirty(&root.join("notes.txt"), Duration::from_secs(5));
     std::fs::write(root.join("id_rsa"), KEY).unwrap();
     (scratch, marker)
 }
@@ -98,21 +104,6 @@ fn no_command_runs_a_program_that_the_repository_configuration_names() {
     assert!(marker.exists(), "git itself runs the repository's programs");
 }
 
-/// The `sarif` log and stderr of a run in `repo` with nothing installed.
-fn sarif(repo: &Path, home: &Path, log: &Path) -> (Value, String) {
-    let args = [
-        "sarif",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--output",
-        log.to_str().unwrap(),
-    ];
-    let run = run(repo, home, &args);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let log: Value = serde_json::from_str(&std::fs::read_to_string(log).unwrap()).unwrap();
-    (log, run.stderr)
-}
-
 #[test]
 fn a_submodule_at_another_commit_and_a_name_that_is_not_utf8_are_left_out_and_the_rest_decided() {
     use std::os::unix::ffi::OsStrExt as _;
@@ -122,22 +113,13 @@ fn a_submodule_at_another_commit_and_a_name_that_is_not_utf8_are_left_out_and_th
     std::fs::write(upstream.path().join("README.txt"), "second\n").unwrap();
     upstream.git(&["commit", "-q", "-am", "second"]);
     let scratch = Scratch::git_repo();
-    let source = upstream.path().to_str().unwrap();
-    scratch.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        source,
-        "sub",
-    ]);
+    test_support::git::add_submodule(scratch.path(), upstream.path(), "sub");
     scratch.git(&["commit", "-q", "-m", "a submodule"]);
     let repo = scratch.path().canonicalize().unwrap();
     // Nothing else changed, only a key nobody tracks inside the submodule.
     std::fs::write(repo.join("sub/id_rsa"), KEY).unwrap();
     let log = outside.path().join("out.sarif");
-    let (_, stderr) = sarif(&repo, &home, &log);
+    let (_, stderr) = sarif_run(&repo, &home, &log);
     assert!(
         !stderr.contains("the working tree equals"),
         "the submodule was not looked at: {stderr}"
@@ -154,7 +136,7 @@ fn a_submodule_at_another_commit_and_a_name_that_is_not_utf8_are_left_out_and_th
     )
     .unwrap();
     std::fs::write(repo.join("id_rsa"), KEY).unwrap();
-    let (log, stderr) = sarif(&repo, &home, &log);
+    let (log, stderr) = sarif_run(&repo, &home, &log);
     let line = stderr.lines().last().unwrap_or_default();
     assert!(
         line.contains("(host decision deny"),
@@ -174,12 +156,7 @@ fn a_filter_the_trusted_configuration_allows_runs_with_the_users_program_never_t
     let repo = scratch.path().canonicalize().unwrap();
     std::fs::write(repo.join(".gitattributes"), "* filter=lfs\n").unwrap();
     scratch.git(&["commit", "-q", "-am", "lfs"]);
-    std::fs::File::options()
-        .write(true)
-        .open(repo.join("notes.txt"))
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() + Duration::from_secs(9))
-        .unwrap();
+    stat_dirty(&repo.join("notes.txt"), Duration::from_secs(9));
     let evil = script(outside.path(), "repository-lfs", &marker);
     scratch.git(&["config", "filter.lfs.clean", evil.to_str().unwrap()]);
     let trusted = script(outside.path(), "user-lfs", &marker);

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use test_support::mcp::{LEGACY, McpClient};
 
 use crate::embedded::{clean_env, multitool_errors, outside_with_home};
-use crate::lsp::{find_nvim, neovim};
+use crate::lsp::{neovim, nvim_or_skip};
 use crate::support::{Run, Scratch, bridge_bin, run_bridge_with};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -90,14 +90,20 @@ impl User {
         log
     }
 
-    /// MCP `asp_diagnostics` with `arguments` over a bare client: the findings.
-    fn mcp_findings(&self, repo: &Path, arguments: Value) -> Vec<Value> {
+    /// MCP `asp_diagnostics` with `arguments` over a bare client: the tool's result.
+    fn mcp_diagnostics(&self, repo: &Path, arguments: Value) -> Value {
         let mut command = Command::new(bridge_bin());
         command.arg("mcp").current_dir(repo);
         self.env(&mut command);
         let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
         let result = client.call("asp_diagnostics", arguments);
         client.close();
+        result
+    }
+
+    /// MCP `asp_diagnostics` with `arguments` over a bare client: the findings.
+    fn mcp_findings(&self, repo: &Path, arguments: Value) -> Vec<Value> {
+        let result = self.mcp_diagnostics(repo, arguments);
         assert_ne!(result["isError"], true, "{result:#}");
         result["structuredContent"]["findings"]
             .as_array()
@@ -242,12 +248,7 @@ fn the_three_presets_findings_reach_sarif_mcp_and_neovim_at_the_same_places() {
         "{findings:#?}"
     );
 
-    let Some(nvim) = find_nvim() else {
-        test_support::skip::skip(
-            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
-        );
-        return;
-    };
+    let Some(nvim) = nvim_or_skip() else { return };
     // Neovim counts columns in bytes: `$1` is at byte 14 (`😀` is 4 bytes, `é` 2).
     for (file, shown) in [
         ("app.py", "DIAG 0 7 0 9 1 ruff/F401 ruff"),
@@ -362,8 +363,7 @@ fn lsp_published_as(
     text: &str,
     wanted: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
-    let mut server = Command::new(bridge_bin());
-    server.args(["lsp", "--debounce-ms", "0"]).current_dir(repo);
+    let mut server = crate::embedded::lsp_command(repo);
     user.env(&mut server);
     crate::embedded::lsp_session(server, repo, path, text, wanted)
 }
@@ -459,15 +459,7 @@ fn a_linter_that_is_not_installed_is_named_with_what_to_install_and_never_allows
         empty.path(),
         "[[linter]]\npreset = \"ruff\"\nrequired-for = [\"interactive\", \"sweep\"]\n",
     );
-    let findings_call = {
-        let mut command = Command::new(bridge_bin());
-        command.arg("mcp").current_dir(&repo);
-        required.env(&mut command);
-        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
-        let result = client.call("asp_diagnostics", json!({}));
-        client.close();
-        result
-    };
+    let findings_call = required.mcp_diagnostics(&repo, json!({}));
     let decision = &findings_call["structuredContent"]["decision"];
     assert_eq!(decision, "indeterminate", "{findings_call:#}");
     scratch.assert_no_orphans();
@@ -843,15 +835,7 @@ fn a_repository_configuration_that_reads_a_file_outside_leaks_nothing_of_it() {
         "ruff's failure is said: {log}"
     );
     assert!(log.contains("its stderr is in the log"), "{log}");
-    let findings = {
-        let mut command = Command::new(bridge_bin());
-        command.arg("mcp").current_dir(&repo);
-        user.env(&mut command);
-        let mut client = McpClient::spawn_with_deadline(command, LEGACY, LIMIT);
-        let result = client.call("asp_diagnostics", json!({}));
-        client.close();
-        result.to_string()
-    };
+    let findings = user.mcp_diagnostics(&repo, json!({})).to_string();
     for (what, text) in [
         ("the SARIF log", &log),
         ("the stderr line", &run.stderr),

@@ -187,12 +187,7 @@ fn with_the_embedded_host_a_root_outside_git_is_shown_as_an_input_failure_at_onc
 /// its language server and must see the fake host's finding as an error at the same place.
 #[test]
 fn neovim_shows_the_hosts_finding_and_stops_the_server_and_host() {
-    let Some(nvim) = find_nvim() else {
-        test_support::skip::skip(
-            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
-        );
-        return;
-    };
+    let Some(nvim) = nvim_or_skip() else { return };
     let (scratch, host) = workspace();
     let cache = scratch.path().join(".nvim-cache");
     let child = neovim(&nvim, scratch.path(), &["--host-command", &host], &cache)
@@ -251,6 +246,17 @@ pub(crate) fn neovim(nvim: &Path, dir: &Path, flags: &[&str], cache: &Path) -> C
     command
 }
 
+/// [`find_nvim`], or `None` after a recorded skip (`test_support::skip`).
+pub(crate) fn nvim_or_skip() -> Option<std::path::PathBuf> {
+    let nvim = find_nvim();
+    if nvim.is_none() {
+        test_support::skip::skip(
+            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
+        );
+    }
+    nvim
+}
+
 /// `nvim` from `ASP_BRIDGE_NVIM` or the `PATH`.
 pub(crate) fn find_nvim() -> Option<std::path::PathBuf> {
     if let Some(path) = std::env::var_os("ASP_BRIDGE_NVIM") {
@@ -273,12 +279,7 @@ fn readme_neovim_0_7_snippet() -> String {
 /// embedded host, nothing else installed) opens a broken YAML file and shows the hygiene finding.
 #[test]
 fn the_readmes_neovim_0_7_init_lua_shows_a_yaml_finding() {
-    let Some(nvim) = find_nvim() else {
-        test_support::skip::skip(
-            "`nvim` is not installed (scripts/test.sh installs Debian's neovim)",
-        );
-        return;
-    };
+    let Some(nvim) = nvim_or_skip() else { return };
     let scratch = Scratch::git_repo();
     let root = scratch.path();
     std::fs::create_dir_all(root.join("config")).unwrap();

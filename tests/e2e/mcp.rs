@@ -3,7 +3,9 @@
 //! MCP inspector CLI (`ASP_BRIDGE_MCP_INSPECTOR`). A missing client tool skips its test loudly, and
 //! fails it where `ASP_BRIDGE_REQUIRE_TOOLS` is set.
 
-use std::process::Command;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -12,10 +14,45 @@ use test_support::mcp::{
     LEGACY, MODERN, McpClient, TOOLS, assert_cause_says, python_client_script,
 };
 
+use test_support::process::wait_output;
+
+use crate::embedded::clean_env;
 use crate::support::{Scratch, bridge, bridge_bin, fake_host_bin};
 
 mod agent;
 mod hostile;
+
+/// What the Python driver `tests/e2e/mcp/<script>` printed, run with `python` and `args` in `repo`
+/// with nothing installed (`home` as its home) within `limit`; fails the test if it failed.
+pub(crate) fn python_driver(
+    python: &str,
+    script: &str,
+    repo: &Path,
+    args: &[&OsStr],
+    home: &Path,
+    limit: Duration,
+) -> Vec<u8> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/e2e/mcp")
+        .join(script);
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .args(["--bridge", bridge_bin(), "--repo"])
+        .arg(repo)
+        .args(args)
+        .current_dir(repo)
+        // The drivers' shared module is imported from the source tree: no bytecode is left there.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    clean_env(&mut command, home);
+    let output = wait_output(command.spawn().expect("run the Python client"), limit);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "python client failed:\n{stderr}");
+    output.stdout
+}
 
 /// A git repository with one commit and one changed file (`README.txt`); what the tests themselves
 /// write there (the host's record, markers) is ignored by git.

@@ -7,8 +7,8 @@
 //! `scripts/test.sh`; each missing piece skips its test loudly, and fails it where `ASP_BRIDGE_REQUIRE_TOOLS` is set.
 
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -19,7 +19,8 @@ use test_support::process::wait_output;
 
 use crate::embedded::{clean_env, multitool_errors};
 use crate::lsp::{find_nvim, neovim};
-use crate::support::{Scratch, bridge_bin, run_bridge_with};
+use crate::mcp::python_driver;
+use crate::support::{Scratch, run_bridge_with};
 
 /// Each command evaluates once or twice with a cold TypeScript compiler (a few seconds under load).
 const LIMIT: Duration = Duration::from_secs(240);
@@ -144,23 +145,16 @@ fn the_python_mcp_client_gets_opcores_type_errors_from_asp_diagnostics() {
     };
     let (config, outside) = (opcore.write_host_toml(), Scratch::new());
     let root = repo.root();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/mcp/diagnostics.py");
-    let mut command = Command::new(python);
-    command
-        .arg(script)
-        .args(["--bridge", bridge_bin(), "--repo"])
-        .arg(&root)
-        .arg("--config")
-        .arg(&config)
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    clean_env(&mut command, outside.path());
-    let output = wait_output(command.spawn().expect("run the Python client"), LIMIT);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "python client failed:\n{stderr}");
-    let body: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    let args = [OsStr::new("--config"), config.as_ref()];
+    let stdout = python_driver(
+        &python,
+        "diagnostics.py",
+        &root,
+        &args,
+        outside.path(),
+        LIMIT,
+    );
+    let body: Value = serde_json::from_slice(&stdout).expect("one JSON document");
     let found: Vec<(&str, &str, &str)> = body["findings"]
         .as_array()
         .unwrap()

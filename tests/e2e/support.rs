@@ -277,11 +277,9 @@ pub(crate) fn hostile_tree(scratch: &Scratch) -> Vec<(&'static str, &'static str
     let upstream = Scratch::git_repo();
     std::fs::write(upstream.path().join("README.txt"), "second\n").unwrap();
     upstream.git(&["commit", "-q", "-am", "second"]);
-    let source = upstream.path().to_str().unwrap().to_owned();
     std::fs::write(root.join("tracked-fifo"), "a file\n").unwrap();
     scratch.git(&["add", "tracked-fifo"]);
-    let add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q"];
-    scratch.git(&[&add[..], &[source.as_str(), "sub"]].concat());
+    test_support::git::add_submodule(root, upstream.path(), "sub");
     scratch.git(&["commit", "-q", "-m", "a submodule and a file"]);
     let checkout = Command::new("git")
         .arg("-C")

@@ -36,6 +36,20 @@ pub(crate) fn serve_with_config(repo: &Path, file: &Path) -> std::process::Outpu
         .expect("asp-bridge runs")
 }
 
+/// `asp-bridge host serve --repo REPO` with its stdin and stdout piped for a client, no
+/// configuration named in the environment, killed when dropped.
+pub(crate) fn host_serve(repo: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(ASP_BRIDGE);
+    command
+        .args(["host", "serve", "--repo"])
+        .arg(repo)
+        .env_remove("ASP_BRIDGE_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
 /// A git repository with one committed file, `a.txt`.
 pub(crate) fn repo() -> Repo {
     Repo::new(&[("a.txt", "first\n")])
@@ -173,17 +187,11 @@ impl Host {
     }
 
     pub(crate) fn start_env(repo: &Path, args: &[&str], env: &[(&str, &Path)]) -> Host {
-        let mut child = tokio::process::Command::new(ASP_BRIDGE)
-            .args(["host", "serve", "--repo"])
-            .arg(repo)
+        let mut child = host_serve(repo)
             .args(args)
-            .env_remove("ASP_BRIDGE_CONFIG")
             .envs(env.iter().map(|(k, v)| (*k, *v)))
             .env("ASP_BRIDGE_LOG", "info")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
         let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::support::{ASP_BRIDGE, repo};
+use crate::support::{host_serve, repo};
 
 /// Lines that are not UTF-8, batches, ids that are no string or integer and messages without
 /// `"jsonrpc": "2.0"` each get -32700 or -32600 (`id: null` when the id cannot be used), and the
@@ -15,52 +15,40 @@ use crate::support::{ASP_BRIDGE, repo};
 #[tokio::test]
 async fn host_serve_answers_every_line_that_is_no_usable_request_with_the_error_json_rpc_names() {
     let repo = repo();
-    let mut child = tokio::process::Command::new(ASP_BRIDGE)
-        .args(["host", "serve", "--repo"])
-        .arg(repo.path())
-        .env_remove("ASP_BRIDGE_CONFIG")
+    let mut child = host_serve(repo.path())
         .env("XDG_CONFIG_HOME", repo.path().join(".no-config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let cases: [(&[u8], i64, Value); 10] = [
-        (
-            b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":1}",
-            -32700,
-            Value::Null,
-        ),
-        (b"{\"jsonrpc\":\"2.0\",", -32700, Value::Null),
+    // A line whose id cannot be used is answered with `id: null`; the others with their id.
+    let no_usable_id: [(&[u8], i64); 8] = [
+        (b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":1}", -32700),
+        (b"{\"jsonrpc\":\"2.0\",", -32700),
         (
             br#"[{"jsonrpc":"2.0","id":2,"method":"host/status"}]"#,
             -32600,
-            Value::Null,
         ),
-        (b"[]", -32600, Value::Null),
+        (b"[]", -32600),
         (
             br#"{"jsonrpc":"2.0","id":{"a":1},"method":"host/status"}"#,
             -32600,
-            Value::Null,
         ),
         (
             br#"{"jsonrpc":"2.0","id":[3],"method":"host/status"}"#,
             -32600,
-            Value::Null,
         ),
         (
             br#"{"jsonrpc":"2.0","id":1.5,"method":"host/status"}"#,
             -32600,
-            Value::Null,
         ),
         (
             br#"{"jsonrpc":"2.0","id":true,"method":"host/status"}"#,
             -32600,
-            Value::Null,
         ),
+    ];
+    let with_id: [(&[u8], i64, Value); 2] = [
         (
             br#"{"jsonrpc":"1.0","id":7,"method":"host/status"}"#,
             -32600,
@@ -72,6 +60,11 @@ async fn host_serve_answers_every_line_that_is_no_usable_request_with_the_error_
             json!("eight"),
         ),
     ];
+    let cases: Vec<(&[u8], i64, Value)> = no_usable_id
+        .into_iter()
+        .map(|(line, code)| (line, code, Value::Null))
+        .chain(with_id)
+        .collect();
     for (line, _, _) in &cases {
         stdin.write_all(line).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();

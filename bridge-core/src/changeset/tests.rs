@@ -4,7 +4,7 @@
 use super::*;
 use serde_json::json;
 
-use test_support::git::{Repo, git as sh, rev_parse};
+use test_support::git::{Repo, add_submodule, git as sh, rev_parse};
 
 fn repo() -> Repo {
     Repo::new(&[
@@ -49,6 +49,25 @@ fn built(dir: &Path, cache: &Cache, baseline: &Value, paths: Option<&[String]>) 
         .build()
         .unwrap();
     runtime.block_on(build(dir, cache, baseline, paths))
+}
+
+/// [`built`] with an empty cache and the baseline `{"rev": "x"}`.
+fn built_afresh(dir: &Path, paths: Option<&[String]>) -> Built {
+    built(dir, &Cache::default(), &json!({"rev": "x"}), paths).unwrap()
+}
+
+/// The paths of `set`'s changes, in order.
+fn changed_paths(set: &ChangeSet) -> Vec<&str> {
+    set.changes.iter().map(|c| c.path.as_str()).collect()
+}
+
+/// What `built` left out: each path and why.
+fn left_out(built: &Built) -> Vec<(&str, &str)> {
+    built
+        .skipped
+        .iter()
+        .map(|s| (s.path.as_str(), s.why.as_str()))
+        .collect()
 }
 
 #[test]
@@ -111,7 +130,7 @@ fn a_workspace_in_a_subdirectory_gets_paths_relative_to_it() {
     std::fs::write(dir.path().join("sub/inner.txt"), "two\n").unwrap();
     std::fs::write(dir.path().join("sub/new.txt"), "n\n").unwrap();
     let set = changes(&dir.path().join("sub"), &json!({"rev": "x"}), None).unwrap();
-    let paths: Vec<_> = set.changes.iter().map(|c| c.path.as_str()).collect();
+    let paths = changed_paths(&set);
     assert_eq!(paths, ["inner.txt", "new.txt"]);
     assert_eq!(set.changes[0].before, Some(blob_id(b"one\n")));
 }
@@ -153,7 +172,7 @@ fn links_are_hashed_as_their_target_and_never_followed() {
         std::fs::remove_file(root.join(fifo)).ok();
         test_support::process::mkfifo(&root.join(fifo));
     }
-    let built = built(root, &Cache::default(), &json!({"rev": "x"}), None).unwrap();
+    let built = built_afresh(root, None);
     let got: Vec<_> = built
         .changeset
         .changes
@@ -198,19 +217,7 @@ fn with_submodule() -> (Repo, Repo, String) {
     let upstream = repo();
     let (first, _) = commit_second(upstream.path());
     let dir = repo();
-    let source = upstream.path().to_str().unwrap();
-    sh(
-        dir.path(),
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            source,
-            "sub",
-        ],
-    );
+    add_submodule(dir.path(), upstream.path(), "sub");
     sh(dir.path(), &["commit", "-q", "-m", "with a submodule"]);
     (dir, upstream, first)
 }
@@ -218,21 +225,14 @@ fn with_submodule() -> (Repo, Repo, String) {
 #[test]
 fn a_submodule_at_another_commit_or_with_untracked_files_is_left_out_as_its_own_repository() {
     let (dir, _upstream, first) = with_submodule();
-    let left_out = |built: &Built| {
-        built
-            .skipped
-            .iter()
-            .map(|s| (s.path.clone(), s.why.clone()))
-            .collect::<Vec<_>>()
-    };
-    let submodule = [("sub".to_owned(), SUBMODULE.to_owned())];
+    let submodule = [("sub", SUBMODULE)];
     // A key nobody tracks inside the submodule, the commit unchanged.
     std::fs::write(
         dir.path().join("sub/id_rsa"),
         "-----BEGIN OPENSSH PRIVATE KEY-----\n", // pragma: allowlist secret
     )
     .unwrap();
-    let clean = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();
+    let clean = built_afresh(dir.path(), None);
     assert!(clean.changeset.changes.is_empty(), "{clean:?}");
     assert_eq!(
         left_out(&clean),
@@ -241,36 +241,19 @@ fn a_submodule_at_another_commit_or_with_untracked_files_is_left_out_as_its_own_
     );
     sh(&dir.path().join("sub"), &["checkout", "-q", &first]);
     std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-    let moved = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();
-    let paths: Vec<_> = moved
-        .changeset
-        .changes
-        .iter()
-        .map(|c| c.path.as_str())
-        .collect();
+    let moved = built_afresh(dir.path(), None);
+    let paths = changed_paths(&moved.changeset);
     assert_eq!(paths, ["edited.txt"], "a gitlink is no file change");
     assert_eq!(left_out(&moved), submodule);
     let only = ["sub/id_rsa".to_owned()];
-    let within = built(
-        dir.path(),
-        &Cache::default(),
-        &json!({"rev": "x"}),
-        Some(&only),
-    )
-    .unwrap();
+    let within = built_afresh(dir.path(), Some(&only));
     assert_eq!(
         left_out(&within),
         submodule,
         "a path inside it names it too"
     );
     let elsewhere = ["kept.txt".to_owned()];
-    let outside = built(
-        dir.path(),
-        &Cache::default(),
-        &json!({"rev": "x"}),
-        Some(&elsewhere),
-    )
-    .unwrap();
+    let outside = built_afresh(dir.path(), Some(&elsewhere));
     assert!(outside.skipped.is_empty(), "{outside:?}");
 }
 
@@ -293,19 +276,10 @@ fn a_name_that_is_not_utf8_is_left_out_never_sent_altered() {
     )
     .unwrap();
     std::fs::write(dir.path().join("edited.txt"), "new\n").unwrap();
-    let built = built(dir.path(), &Cache::default(), &json!({"rev": "x"}), None).unwrap();
-    let paths: Vec<_> = built
-        .changeset
-        .changes
-        .iter()
-        .map(|c| c.path.as_str())
-        .collect();
+    let built = built_afresh(dir.path(), None);
+    let paths = changed_paths(&built.changeset);
     assert_eq!(paths, ["edited.txt"]);
-    let skipped: Vec<_> = built
-        .skipped
-        .iter()
-        .map(|s| (s.path.as_str(), s.why.as_str()))
-        .collect();
+    let skipped = left_out(&built);
     assert_eq!(
         skipped,
         [("caf\u{fffd}.txt", NOT_UTF8), ("new\u{fffd}", NOT_UTF8)]

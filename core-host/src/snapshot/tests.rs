@@ -10,6 +10,14 @@ fn repo() -> Repo {
     Repo::new(&[("a.txt", "old\n"), ("gone.txt", "bye\n")])
 }
 
+/// [`repo`] opened as a workspace, and its baseline.
+fn opened() -> (Repo, Workspace, Baseline) {
+    let dir = repo();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let baseline = ws.baseline();
+    (dir, ws, baseline)
+}
+
 fn soon() -> std::time::Instant {
     std::time::Instant::now() + std::time::Duration::from_secs(30)
 }
@@ -20,9 +28,7 @@ fn id(bytes: &[u8]) -> String {
 
 #[test]
 fn the_baseline_names_the_head_tree_and_is_restamped_when_head_moves() {
-    let dir = repo();
-    let ws = Workspace::open(dir.path()).unwrap();
-    let first = ws.baseline();
+    let (dir, ws, first) = opened();
     assert!(first.rev().starts_with("git:tree:"));
     assert_eq!(ws.refresh().unwrap(), (first.clone(), false));
     std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
@@ -77,9 +83,7 @@ fn large_files_are_hashed_but_not_kept() {
 
 #[test]
 fn intake_accepts_true_blob_ids_and_reports_every_mismatch_as_stale() {
-    let dir = repo();
-    let ws = Workspace::open(dir.path()).unwrap();
-    let baseline = ws.baseline();
+    let (dir, ws, baseline) = opened();
     std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
     std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
     std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
@@ -114,9 +118,7 @@ fn intake_accepts_true_blob_ids_and_reports_every_mismatch_as_stale() {
 
 #[test]
 fn the_baseline_tree_lists_files_with_their_asp_blob_ids() {
-    let dir = repo();
-    let ws = Workspace::open(dir.path()).unwrap();
-    let baseline = ws.baseline();
+    let (_dir, ws, baseline) = opened();
     let tree = ws.tree(&baseline.tree).unwrap();
     let paths: Vec<_> = tree.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, ["a.txt", "gone.txt"]);
@@ -197,9 +199,7 @@ fn many_baseline_blobs_come_from_one_git_process_and_missing_ones_fail_alone() {
 
 #[test]
 fn intake_keeps_bytes_within_its_budget_and_a_blob_past_it_is_read_again_and_checked() {
-    let dir = repo();
-    let ws = Workspace::open(dir.path()).unwrap();
-    let baseline = ws.baseline();
+    let (dir, ws, baseline) = opened();
     let large = |i: usize| format!("{i}\n").into_bytes().repeat(MAX_BLOB / 4);
     let count = intake::KEPT_BYTES / large(0).len() + 2;
     let mut changes = Vec::new();
@@ -223,9 +223,7 @@ fn intake_keeps_bytes_within_its_budget_and_a_blob_past_it_is_read_again_and_che
 
 #[test]
 fn intake_reads_a_path_once_however_many_changes_name_it_and_stops_at_its_deadline() {
-    let dir = repo();
-    let ws = Workspace::open(dir.path()).unwrap();
-    let baseline = ws.baseline();
+    let (dir, ws, baseline) = opened();
     std::fs::write(dir.path().join("a.txt"), "new\n").unwrap();
     let change =
         json!({"path": "a.txt", "kind": "modify", "before": id(b"old\n"), "after": id(b"new\n")});

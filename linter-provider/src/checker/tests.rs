@@ -32,6 +32,9 @@ done
 printf ']}]}\n'
 "#;
 
+/// Lists the files of the tree the fake runs in, one a line, in its log's `tree`.
+const LIST_TREE: &str = "find . -type f | sort > \"$log/tree\"";
+
 /// A fake linter in a folder of its own, which also holds what the fake logs there (`$log`): the
 /// folder it ran in (`pwd`, one line a run) and its arguments (`argv`, one line a run).
 struct Fake {
@@ -58,6 +61,11 @@ impl Fake {
             .unwrap();
         assert!(installed.success());
         Fake { dir }
+    }
+
+    /// A fake running `first` (sh), then printing [`EACH_FILE`]'s log.
+    fn each_file_after(first: &str) -> Fake {
+        Fake::new(&format!("{first}\n{EACH_FILE}"))
     }
 
     /// A fake that prints `log` (a SARIF log) and exits 0.
@@ -156,6 +164,17 @@ async fn lint_a_file(fake: &Fake, args: &[&str], within: Duration) -> Value {
 
 const LONG: Duration = Duration::from_secs(60);
 
+/// The assessment of `changes` (comparison `all`) by `fake` run on `{files}`.
+async fn lint_all(fake: &Fake, memory: &Memory, changes: Value) -> Value {
+    assess(
+        &fake.lint(&["{files}"]),
+        memory,
+        params(changes, "all"),
+        LONG,
+    )
+    .await
+}
+
 /// The detail of the `error` that linting `a.py` with `fake` (run on `{files}`) is answered with.
 async fn error_of(fake: &Fake) -> String {
     failure(&lint_a_file(fake, &["{files}"], LONG).await, fake, "error")
@@ -234,15 +253,13 @@ async fn an_exit_status_outside_ok_exit_is_an_error_that_sends_the_stderr_to_the
 
 #[tokio::test]
 async fn a_linter_that_prints_nothing_is_an_error_not_a_clean_file() {
-    let fake = Fake::new("exit 0");
-    let detail = error_of(&fake).await;
+    let detail = error_of(&Fake::new("exit 0")).await;
     assert!(detail.contains("printed nothing"), "{detail}");
 }
 
 #[tokio::test]
 async fn output_that_is_not_json_is_an_error() {
-    let fake = Fake::new("echo 'All checks passed!'");
-    let detail = error_of(&fake).await;
+    let detail = error_of(&Fake::new("echo 'All checks passed!'")).await;
     assert!(detail.contains("is not JSON"), "{detail}");
 }
 
@@ -278,8 +295,7 @@ async fn a_log_that_says_its_execution_failed_is_an_error() {
         "executionSuccessful": false,
         "toolExecutionNotifications": [{"message": {"text": "cannot parse pyproject.toml"}}]
     }]);
-    let fake = Fake::printing(&log);
-    let detail = error_of(&fake).await;
+    let detail = error_of(&Fake::printing(&log)).await;
     assert!(
         detail.contains("said its run failed: cannot parse pyproject.toml"),
         "{detail}"
@@ -307,13 +323,7 @@ async fn results_outside_the_scratch_tree_or_on_other_files_are_dropped_and_coun
     memory.commit("pyproject.toml", b"[tool.ruff]\n");
     memory.commit("other.py", b"x = 1\n");
     let changes = created(&mut memory, &[("a.py", "import os\n")]);
-    let assessment = assess(
-        &fake.lint(&["{files}"]),
-        &memory,
-        params(changes, "all"),
-        LONG,
-    )
-    .await;
+    let assessment = lint_all(&fake, &memory, changes).await;
     // The results on the change are all there: complete, with what was dropped in the evidence.
     assert_eq!(assessment["status"], "complete", "{assessment:#}");
     assert_eq!(
@@ -483,8 +493,8 @@ async fn files_already_linted_are_not_linted_again_until_their_bytes_or_configur
 
 #[tokio::test]
 async fn configuration_files_reach_the_scratch_tree_at_their_repository_paths() {
-    let fake = Fake::new(&format!(
-        "find . -type f | sort > \"$log/tree\"\ncat src/pkg/ruff.toml > \"$log/ruff\"\n{EACH_FILE}"
+    let fake = Fake::each_file_after(&format!(
+        "{LIST_TREE}\ncat src/pkg/ruff.toml > \"$log/ruff\""
     ));
     let mut memory = Memory::default();
     memory.commit("pyproject.toml", b"[tool.ruff]\n");
@@ -502,8 +512,7 @@ async fn configuration_files_reach_the_scratch_tree_at_their_repository_paths() 
     ));
     let gone = memory.commit("src/pyproject.toml", b"[tool.ruff]\n");
     changes.push(json!({"path": "src/pyproject.toml", "kind": "delete", "before": gone}));
-    let lint = fake.lint(&["{files}"]);
-    let assessment = assess(&lint, &memory, params(json!(changes), "all"), LONG).await;
+    let assessment = lint_all(&fake, &memory, json!(changes)).await;
     assert_eq!(assessment["status"], "complete", "{assessment:#}");
     // The baseline's on the way to the file, the change's version where it changed one, none
     // that the change deleted, none elsewhere.
@@ -533,15 +542,12 @@ async fn configuration_files_reach_the_scratch_tree_at_their_repository_paths() 
 
 #[tokio::test]
 async fn a_host_that_cannot_list_configuration_files_still_gets_the_file_linted_and_is_told() {
-    let fake = Fake::new(&format!(
-        "find . -type f | sort > \"$log/tree\"\n{EACH_FILE}"
-    ));
+    let fake = Fake::each_file_after(LIST_TREE);
     let mut memory = Memory::default();
     memory.commit("pyproject.toml", b"[tool.ruff]\n");
     memory.no_list = true;
     let changes = created(&mut memory, &[("a.py", "import os\n")]);
-    let lint = fake.lint(&["{files}"]);
-    let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
+    let assessment = lint_all(&fake, &memory, changes).await;
     assert_eq!(findings(&assessment).len(), 1, "{assessment:#}");
     assert_eq!(
         fake.lines("tree"),
@@ -565,8 +571,7 @@ async fn a_file_the_globs_do_not_name_is_neither_read_nor_reported() {
         &[("README.md", "# readme\n"), ("a.py", "import os\n")],
     );
     let readme = changes[0]["after"].as_str().unwrap().to_owned();
-    let lint = fake.lint(&["{files}"]);
-    let assessment = assess(&lint, &memory, params(changes, "all"), LONG).await;
+    let assessment = lint_all(&fake, &memory, changes).await;
     assert_eq!(
         findings(&assessment),
         [("fake/seen".into(), "a.py".into(), 0)]
@@ -651,8 +656,7 @@ async fn a_missing_program_is_an_error_naming_it() {
 
 #[tokio::test]
 async fn a_linter_ended_by_a_signal_is_an_error() {
-    let fake = Fake::new("kill -KILL $$");
-    let detail = error_of(&fake).await;
+    let detail = error_of(&Fake::new("kill -KILL $$")).await;
     assert!(detail.contains("was ended by a signal"), "{detail}");
 }
 
@@ -709,9 +713,7 @@ sleep 300"#,
 #[tokio::test]
 async fn a_helper_left_holding_the_output_neither_holds_the_answer_nor_outlives_the_run() {
     // A daemon of the linter's that inherits its stdout, as a server a tool starts would.
-    let fake = Fake::new(&format!(
-        "sleep 300 & echo $! > \"$log/helper\"\n{EACH_FILE}"
-    ));
+    let fake = Fake::each_file_after("sleep 300 & echo $! > \"$log/helper\"");
     let started = Instant::now();
     let assessment = lint_a_file(&fake, &["{files}"], Duration::from_secs(10)).await;
     let elapsed = started.elapsed();
@@ -737,13 +739,7 @@ async fn a_file_name_that_starts_with_a_dash_is_never_an_option() {
         &mut memory,
         &[("--config=x.py", "a = 1\n"), ("-x/a.py", "b = 1\n")],
     );
-    let assessment = assess(
-        &fake.lint(&["{files}"]),
-        &memory,
-        params(changes, "all"),
-        LONG,
-    )
-    .await;
+    let assessment = lint_all(&fake, &memory, changes).await;
     assert_eq!(fake.runs(), ["./--config=x.py ./-x/a.py"]);
     assert_eq!(
         findings(&assessment),

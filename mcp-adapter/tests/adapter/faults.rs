@@ -172,12 +172,10 @@ async fn bad_arguments_are_input_errors_and_unknown_tools_protocol_errors() {
 #[tokio::test]
 async fn a_disabled_adapter_refuses_every_tool_naming_the_policy() {
     let repo = workspace();
-    std::fs::create_dir(repo.path().join(".asp")).unwrap();
-    std::fs::write(
-        repo.path().join(".asp/asp.json"),
+    repo.write(
+        ".asp/asp.json",
         r#"{"adapters": {"mcp": {"enabled": false, "mode": "full-outer-seam"}}}"#,
-    )
-    .unwrap();
+    );
     let host = FakeHost::new(Script::default());
     for era in ERAS {
         let session = open(host.clone(), repo.path(), era).await;
@@ -228,12 +226,10 @@ async fn disabling_the_adapter_applies_at_the_next_call_with_the_host_up() {
 #[tokio::test]
 async fn any_configured_mode_still_gets_inspect_status_only() {
     let repo = workspace();
-    std::fs::create_dir(repo.path().join(".asp")).unwrap();
-    std::fs::write(
-        repo.path().join(".asp/asp.json"),
+    repo.write(
+        ".asp/asp.json",
         r#"{"adapters": {"mcp": {"enabled": true, "mode": "full-outer-seam"}}}"#,
-    )
-    .unwrap();
+    );
     let (_, session) = open_well(repo.path(), Era::Modern).await;
     let body = content(&session.call("asp_status", json!({})).await).clone();
     assert_eq!(body["adapter"]["configuredMode"], "full-outer-seam");

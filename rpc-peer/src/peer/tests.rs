@@ -151,8 +151,9 @@ fn probe() -> ExitProbe {
     Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }))
 }
 
-fn pipe() -> (End, End) {
-    let (a, b) = tokio::io::duplex(1 << 20);
+/// Both ends of an in-memory pipe that holds `bytes` before a writer waits for the reader.
+fn pipe(bytes: usize) -> (End, End) {
+    let (a, b) = tokio::io::duplex(bytes);
     let (a_read, a_write) = tokio::io::split(a);
     let (b_read, b_write) = tokio::io::split(b);
     (
@@ -162,13 +163,31 @@ fn pipe() -> (End, End) {
 }
 
 fn raw_pair(config: PeerConfig, handler: Arc<dyn Handler>) -> (Peer, Raw) {
-    let ((read, write), (raw_read, raw_write)) = pipe();
+    raw_pair_over(1 << 20, config, handler)
+}
+
+/// [`raw_pair`] over a pipe that holds `bytes` (64, smaller than one frame: the writer waits on its
+/// first frame until the other side reads).
+fn raw_pair_over(bytes: usize, config: PeerConfig, handler: Arc<dyn Handler>) -> (Peer, Raw) {
+    let ((read, write), (raw_read, raw_write)) = pipe(bytes);
     let peer = Peer::connect(read, write, config, handler, probe());
     let raw = Raw {
         lines: raw_read.lines(),
         write: raw_write,
     };
     (peer, raw)
+}
+
+/// Two calls in flight on `peer`: `first`, then `second`.
+fn first_and_second(
+    peer: &Peer,
+) -> (
+    impl Future<Output = Result<Box<RawValue>>> + use<>,
+    impl Future<Output = Result<Box<RawValue>>> + use<>,
+) {
+    let first = peer.request_raw("first", Some(&json!({})), CallOptions::default());
+    let second = peer.request_raw("second", Some(&json!({})), CallOptions::default());
+    (first, second)
 }
 
 fn error_code(reply: &Value) -> i64 {
@@ -179,7 +198,7 @@ fn error_code(reply: &Value) -> i64 {
 
 #[tokio::test]
 async fn incoming_requests_are_answered_while_outgoing_ones_are_pending() {
-    let ((a_read, a_write), (b_read, b_write)) = pipe();
+    let ((a_read, a_write), (b_read, b_write)) = pipe(1 << 20);
     let (a_handler, b_handler) = (TestHandler::new(), TestHandler::new());
     let a = Peer::connect(a_read, a_write, PeerConfig::default(), a_handler, probe());
     let b = Peer::connect(
@@ -471,8 +490,7 @@ async fn an_oversize_reply_fails_its_request_at_once_as_a_contract_error() {
         ..PeerConfig::default()
     };
     let (peer, mut raw) = raw_pair(config, Arc::new(NoRequests));
-    let first = peer.request_raw("first", Some(&json!({})), CallOptions::default());
-    let second = peer.request_raw("second", Some(&json!({})), CallOptions::default());
+    let (first, second) = first_and_second(&peer);
     let (a, b) = (raw.recv().await, raw.recv().await);
     let huge = "x".repeat(10_000);
     // The id comes first, as JSON-RPC envelopes put it: the second call fails, the first waits on.
@@ -545,20 +563,7 @@ async fn the_outgoing_queue_is_bounded_and_a_full_queue_does_not_stall_the_reade
         ..PeerConfig::default()
     };
     // A pipe smaller than one frame: the writer blocks on the first frame until the other side reads.
-    let (ours, theirs) = tokio::io::duplex(64);
-    let (read, write) = tokio::io::split(ours);
-    let peer = Peer::connect(
-        BufReader::new(read),
-        write,
-        config,
-        Arc::new(NoRequests),
-        probe(),
-    );
-    let (raw_read, raw_write) = tokio::io::split(theirs);
-    let mut raw = Raw {
-        lines: BufReader::new(raw_read).lines(),
-        write: raw_write,
-    };
+    let (peer, mut raw) = raw_pair_over(64, config, Arc::new(NoRequests));
     let big = "y".repeat(100_000);
     let mut calls = Vec::new();
     for _ in 0..50 {

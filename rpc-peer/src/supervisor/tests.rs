@@ -124,6 +124,15 @@ fn policy(initial_delay: Duration, max_failures: u32) -> RestartPolicy {
     }
 }
 
+/// A supervisor of [`Children`] under `policy` whose first child was started and has died.
+async fn with_a_dead_child(policy: RestartPolicy) -> Supervisor<Children> {
+    let supervisor = Supervisor::new(Children::default(), policy);
+    let child = supervisor.client().await.unwrap();
+    lock(&supervisor.launch().far_ends).clear();
+    child.closed().await;
+    supervisor
+}
+
 #[tokio::test]
 async fn the_state_follows_a_child_through_its_life() {
     let supervisor = Supervisor::new(Children::default(), policy(Duration::from_secs(3600), 8));
@@ -173,9 +182,8 @@ async fn a_final_start_failure_gives_up_at_once_with_its_class() {
 
 #[tokio::test]
 async fn an_uncounted_start_failure_is_tried_again_at_once() {
-    let uncounted = [StartFailure::Uncounted; 3];
     let supervisor = Supervisor::new(
-        Children::planned(&uncounted),
+        Children::planned(&[StartFailure::Uncounted; 3]),
         policy(Duration::from_secs(3600), 1),
     );
     for _ in 0..3 {
@@ -229,10 +237,7 @@ async fn without_restart_unasked_the_next_call_restarts_the_child() {
         restart_unasked: false,
         ..policy(Duration::ZERO, 8)
     };
-    let supervisor = Supervisor::new(Children::default(), policy);
-    let child = supervisor.client().await.unwrap();
-    lock(&supervisor.launch().far_ends).clear();
-    child.closed().await;
+    let supervisor = with_a_dead_child(policy).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(matches!(supervisor.state(), Lifecycle::Failed { .. }));
     assert_eq!(
@@ -254,10 +259,7 @@ async fn with_share_restarts_every_call_during_a_restart_waits_for_it() {
         share_restarts: true,
         ..policy(Duration::ZERO, 8)
     };
-    let supervisor = Supervisor::new(Children::default(), policy);
-    let child = supervisor.client().await.unwrap();
-    lock(&supervisor.launch().far_ends).clear();
-    child.closed().await;
+    let supervisor = with_a_dead_child(policy).await;
     let (a, b, c) = tokio::join!(
         supervisor.client(),
         supervisor.client(),

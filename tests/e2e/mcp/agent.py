@@ -9,22 +9,20 @@ how many list_changed notifications arrived. The SDK validates structuredContent
 tool's outputSchema. Any failed check raises (non-zero exit, traceback on stderr).
 """
 
-import argparse
 import asyncio
 import json
-import os
 import sys
 
-from mcp import Client, StdioServerParameters
+import driver
+from mcp import Client
 from mcp_types import ToolListChangedNotification
 
 
 async def main(args):
-    env = {k: v for k, v in os.environ.items() if k != "ASP_BRIDGE_HOST_COMMAND"}
-    bridge_args = ["mcp", "--repo", args.repo, "--restart-delay-ms", "0"]
+    options = ["--restart-delay-ms", "0"]
     if args.host_command:
-        bridge_args += ["--host-command", args.host_command]
-    params = StdioServerParameters(command=args.bridge, args=bridge_args, cwd=args.repo, env=env)
+        options += ["--host-command", args.host_command]
+    params = driver.server(args, *options)
     changed = []
 
     async def on_message(message):
@@ -53,9 +51,7 @@ async def main(args):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bridge", required=True)
-    parser.add_argument("--repo", required=True)
+    parser = driver.arguments()
     parser.add_argument("--calls", required=True)
     parser.add_argument("--host-command")
     asyncio.run(main(parser.parse_args()))

@@ -4,16 +4,16 @@
 //! most severe finding comes first, each thing is said once, the text gives 1-based positions,
 //! `asp_status` opens with one line, and `asp_inspect` is listed only when the host offers it.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use test_support::external_tool;
-use test_support::process::wait_output;
 
-use crate::embedded::{KEY, MERGE, clean_env, outside_with_home};
-use crate::support::{Scratch, bridge_bin, fake_host_bin};
+use super::python_driver;
+use crate::embedded::{KEY, MERGE, outside_with_home};
+use crate::support::{Scratch, fake_host_bin};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -22,26 +22,21 @@ const LIMIT: Duration = Duration::from_secs(120);
 fn agent(repo: &Path, calls: Value, host: Option<&str>) -> Option<Value> {
     let python = external_tool("ASP_BRIDGE_PYTHON", "the Python MCP SDK (`mcp` on PyPI)")?;
     let (outside, home) = outside_with_home();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/mcp/agent.py");
-    let mut command = Command::new(python);
-    command
-        .arg(script)
-        .args(["--bridge", bridge_bin(), "--repo"])
-        .arg(repo)
-        .args(["--calls", &calls.to_string()])
-        .current_dir(repo)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let calls = calls.to_string();
+    let mut args: Vec<&OsStr> = vec!["--calls".as_ref(), calls.as_ref()];
     if let Some(host) = host {
-        command.args(["--host-command", host]);
+        args.extend([OsStr::new("--host-command"), host.as_ref()]);
     }
-    clean_env(&mut command, &home);
-    let output = wait_output(command.spawn().expect("run the Python client"), LIMIT);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "python client failed:\n{stderr}");
+    let stdout = python_driver(&python, "agent.py", repo, &args, &home, LIMIT);
     drop(outside);
-    Some(serde_json::from_slice(&output.stdout).expect("one JSON report"))
+    Some(serde_json::from_slice(&stdout).expect("one JSON report"))
+}
+
+/// [`agent`]'s report of one `asp_status` call on a repository with nothing changed.
+fn one_status_call() -> Option<Value> {
+    let scratch = repository(&[], &[]);
+    let calls = json!([{"tool": "asp_status", "arguments": {}}]);
+    agent(scratch.path(), calls, None)
 }
 
 fn diagnostics(arguments: Value) -> Value {
@@ -257,9 +252,7 @@ fn the_text_gives_one_based_positions_and_the_structure_names_its_base() {
 
 #[test]
 fn asp_status_opens_with_one_line_a_person_understands() {
-    let scratch = repository(&[], &[]);
-    let calls = json!([{"tool": "asp_status", "arguments": {}}]);
-    let Some(report) = agent(scratch.path(), calls, None) else {
+    let Some(report) = one_status_call() else {
         return;
     };
     let result = &report["results"][0];
@@ -285,9 +278,7 @@ fn asp_status_opens_with_one_line_a_person_understands() {
 
 #[test]
 fn asp_inspect_is_listed_only_when_the_host_offers_it() {
-    let scratch = repository(&[], &[]);
-    let calls = json!([{"tool": "asp_status", "arguments": {}}]);
-    let Some(report) = agent(scratch.path(), calls, None) else {
+    let Some(report) = one_status_call() else {
         return;
     };
     let listed = |tools: &Value| -> Vec<String> {

@@ -6,23 +6,16 @@ is an advisory answer, and prints its structuredContent as one JSON document on 
 check raises (non-zero exit, traceback on stderr).
 """
 
-import argparse
 import asyncio
 import json
-import os
 import sys
 
-from mcp import Client, StdioServerParameters
+import driver
+from mcp import Client
 
 
 async def main(args):
-    env = {k: v for k, v in os.environ.items() if k != "ASP_BRIDGE_HOST_COMMAND"}
-    params = StdioServerParameters(
-        command=args.bridge,
-        args=["mcp", "--repo", args.repo, "--config", args.config],
-        cwd=args.repo,
-        env=env,
-    )
+    params = driver.server(args, "--config", args.config)
     async with Client(params, mode="legacy") as client:
         # The SDK validates structuredContent against the tool's outputSchema.
         result = await client.call_tool("asp_diagnostics", {})
@@ -34,8 +27,6 @@ async def main(args):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bridge", required=True)
-    parser.add_argument("--repo", required=True)
+    parser = driver.arguments()
     parser.add_argument("--config", required=True)
     asyncio.run(main(parser.parse_args()))

@@ -27,9 +27,9 @@ async fn a_hundred_megabytes_for_one_file_are_stopped_at_the_cap_and_the_file_is
 #[tokio::test]
 async fn a_batch_that_floods_is_linted_in_halves_and_only_the_flooding_file_is_not_checked() {
     // Past the cap whenever it is given the file that says FLOOD; else a result per file.
-    let fake = Fake::new(&format!(
-        "if grep -l FLOOD \"$@\" >/dev/null 2>&1; then head -c 20000000 /dev/zero | tr '\\000' x; exit 0; fi\n{EACH_FILE}"
-    ));
+    let fake = Fake::each_file_after(
+        "if grep -l FLOOD \"$@\" >/dev/null 2>&1; then head -c 20000000 /dev/zero | tr '\\000' x; exit 0; fi",
+    );
     let mut memory = Memory::default();
     let changes = created(
         &mut memory,

@@ -75,8 +75,7 @@ async fn a_reply_that_is_not_utf8_fails_its_request_at_once_as_a_contract_error(
         ..PeerConfig::default()
     };
     let (peer, mut raw) = raw_pair(config, Arc::new(NoRequests));
-    let first = peer.request_raw("first", Some(&json!({})), CallOptions::default());
-    let second = peer.request_raw("second", Some(&json!({})), CallOptions::default());
+    let (first, second) = first_and_second(&peer);
     let (a, b) = (raw.recv().await, raw.recv().await);
     // The id in its head names the call it answers.
     let reply = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":"#, b["id"]);
@@ -182,20 +181,7 @@ async fn answers_are_built_only_within_their_room_in_bytes_until_written() {
         refused: Arc::new(watch::Sender::new(0)),
     });
     // A pipe smaller than one answer, and a side that does not read yet: no answer is written.
-    let (ours, theirs) = tokio::io::duplex(64);
-    let (read, write) = tokio::io::split(ours);
-    let _peer = Peer::connect(
-        BufReader::new(read),
-        write,
-        config,
-        handler.clone(),
-        probe(),
-    );
-    let (raw_read, raw_write) = tokio::io::split(theirs);
-    let mut raw = Raw {
-        lines: BufReader::new(raw_read).lines(),
-        write: raw_write,
-    };
+    let (_peer, mut raw) = raw_pair_over(64, config, handler.clone());
     for id in 1..=10 {
         raw.request(json!(id), "big", json!(BYTES)).await;
     }
