@@ -49,6 +49,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
     // Shared, not copied: with the blocking work of intake, and later with the providers' calls.
     let params = Arc::new(params);
     let mut candidate = take_in(host, &params, call_site, asked_budget).await?;
+    let taken_in = begun.elapsed();
     let mut host_degraded = host_degradations(&candidate, &params["changeset"]);
     let entries = plan::plan(&host.slots, &candidate.policy, call_site);
     let items = if blocks(&host_degraded) {
@@ -73,7 +74,8 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
         host_degraded.extend(leave_out(host, &mut outcomes, &narrowed));
         merge(host, &entries, call_site, &candidate, outcomes)
     };
-    Ok(decide::decide(
+    let ran = begun.elapsed();
+    let decision = decide::decide(
         Request {
             call_site,
             request_digest: candidate.request_digest,
@@ -84,7 +86,14 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             host_degraded,
         },
         &items,
-    ))
+    );
+    tracing::debug!(
+        intake_ms = taken_in.as_millis(),
+        providers_ms = (ran - taken_in).as_millis(),
+        decision_ms = (begun.elapsed() - ran).as_millis(),
+        "evaluated"
+    );
+    Ok(decision)
 }
 
 /// What intake made of a request whose params passed the schema check.

@@ -307,6 +307,7 @@ impl Slot {
             configuration: self.spec.configuration.as_ref(),
         };
         let mut applied = from_asp01::Applied::new();
+        let asked = std::time::Instant::now();
         let answer = if self.spec.protocol == Protocol::V0_1 {
             // The asp/0.1 params are the v1.0 ones, mapped.
             match serde_json::to_value(&params) {
@@ -348,7 +349,15 @@ impl Slot {
             changeset_digest: &evaluation.changeset_digest,
             blobs_read: &served,
         };
-        match assessment::accept(answer, &expected) {
+        let answered = asked.elapsed();
+        let accepted = assessment::accept(answer, &expected);
+        tracing::debug!(
+            provider = %self.spec.id,
+            answered_ms = answered.as_millis(),
+            checked_ms = (asked.elapsed() - answered).as_millis(),
+            "provider answered"
+        );
+        match accepted {
             Ok(accepted) if refused > 0 => Err(Failure {
                 assessment: Some(accepted.assessment),
                 ..Failure::new(
