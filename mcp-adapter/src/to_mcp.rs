@@ -15,6 +15,24 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 
+/// The length of `value` as compact JSON, counted as it is written (nothing is kept);
+/// `usize::MAX` when it cannot be written.
+pub(crate) fn json_len(value: &impl Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(usize::MAX, |()| count.0)
+}
+
 /// The one-line notice in every successful result.
 pub(crate) const NOTICE: &str = "Advisory relay of the ASP host's answer by asp-bridge: it satisfies \
 no gate and is not a pass/fail; only the host's own decision envelope is authoritative.";
@@ -501,7 +519,7 @@ pub(crate) mod relay {
                 let mut used = 2;
                 for (n, (key, item)) in map.iter().enumerate() {
                     let key = super::id(key);
-                    let key_size = serde_json::to_vec(&key).map_or(usize::MAX, |b| b.len()) + 1;
+                    let key_size = super::json_len(&key).saturating_add(1);
                     let room = allowance.saturating_sub(used + key_size + 1);
                     let (item, size) = fit_at(item, room, omitted, depth + 1);
                     if size == 0 || used + key_size + size + 1 > allowance {
@@ -523,7 +541,7 @@ pub(crate) mod relay {
 
     /// A scalar and its size, or `(Null, 0)` when it does not fit.
     fn scalar(value: Value, allowance: usize) -> (Value, usize) {
-        let size = serde_json::to_vec(&value).map_or(usize::MAX, |b| b.len());
+        let size = super::json_len(&value);
         if size <= allowance {
             (value, size)
         } else {

@@ -217,7 +217,7 @@ fn dedup(list: Vec<asp_wire::proto::Degradation>) -> Vec<asp_wire::proto::Degrad
 }
 
 fn check_size(request: &Value) -> Result<(), Error> {
-    let size = serde_json::to_vec(request).map_or(usize::MAX, |b| b.len());
+    let size = to_mcp::json_len(request);
     if size > MAX_REQUEST_BYTES {
         return Err(Error::Input(format!(
             "request is {size} bytes of JSON; the limit is {MAX_REQUEST_BYTES}"

@@ -350,7 +350,7 @@ pub(super) async fn invoke<T: AspTool>(
 /// The arguments as `A`, refusing oversized or malformed ones as `input` errors.
 pub(super) fn parse<A: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<A, Error> {
     let value = Value::Object(arguments.unwrap_or_default());
-    let size = serde_json::to_vec(&value).map_or(usize::MAX, |bytes| bytes.len());
+    let size = to_mcp::json_len(&value);
     if size > MAX_ARGUMENT_BYTES {
         return Err(Error::Input(format!(
             "the arguments are {size} bytes of JSON; the limit is {MAX_ARGUMENT_BYTES}"

@@ -57,7 +57,7 @@ pub(crate) fn answer(
                 Some(_) => shown.authority = Some(authority),
             }
         }
-        let size = serde_json::to_vec(&shown).map_or(usize::MAX, |b| b.len());
+        let size = to_mcp::json_len(&shown);
         if kept_bytes + size > ANSWER_MAX_BYTES {
             break;
         }
