@@ -23,7 +23,14 @@ pub(crate) struct Lint {
     files: GlobSet,
     about: About,
     kept: Mutex<Kept>,
+    /// The linter's program as last seen: what was kept is forgotten when another file stands
+    /// there (the tool was upgraded while the provider ran), so no answer mixes two versions.
+    program: Mutex<Option<Stamp>>,
 }
+
+/// What tells one installed program from another at the same path: its file's device, inode,
+/// size and modification time.
+type Stamp = (u64, u64, u64, Option<std::time::SystemTime>);
 
 /// Serves the inner seam over `reader`/`writer` with `linter`'s checks until the host closes its
 /// end or sends `exit`.
@@ -66,7 +73,27 @@ impl Lint {
                 per_rule_cap: None,
             },
             kept: Mutex::new(Kept::default()),
+            program: Mutex::new(None),
         })
+    }
+
+    /// Forgets what was kept if the linter's program is not the file it was when it was kept.
+    async fn forget_if_replaced(&self) {
+        use std::os::unix::fs::MetadataExt as _;
+        let program = self.linter.command[0].clone();
+        let stamp = tokio::task::spawn_blocking(move || std::fs::metadata(program))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .map(|m| (m.dev(), m.ino(), m.size(), m.modified().ok()));
+        let mut seen = rpc_peer::lock(&self.program);
+        if *seen != stamp {
+            if seen.is_some() {
+                tracing::info!(linter = %self.linter.id, "the linter's program changed; what was kept is forgotten");
+            }
+            self.kept().clear();
+            *seen = stamp;
+        }
     }
 
     /// The rule that stands for all of this linter's own (`ruff/*`).
@@ -233,6 +260,7 @@ impl Checker for Lint {
         run: &Run<'_, Self, W>,
     ) -> Vec<Option<Checked>> {
         let nothing = || sides.iter().map(|_| None).collect();
+        self.forget_if_replaced().await;
         if self.kept().is_empty() {
             return nothing();
         }
@@ -267,6 +295,7 @@ impl Checker for Lint {
         if sides.is_empty() {
             return Ok(Vec::new());
         }
+        self.forget_if_replaced().await;
         let paths: Vec<&str> = sides.iter().map(|s| s.path.as_str()).collect();
         let (configs, unlisted) = self.configs(&paths, run).await;
         let key = |side: &Side| Self::key(&side.path, &side.blob, &configs);

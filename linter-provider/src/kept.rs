@@ -57,6 +57,11 @@ impl Kept {
         self.found.is_empty()
     }
 
+    /// Forgets everything (the linter that found it is not the one installed now).
+    pub(crate) fn clear(&mut self) {
+        *self = Kept::default();
+    }
+
     pub(crate) fn get(&self, key: &Key) -> Option<Vec<Finding>> {
         self.found.get(key).cloned()
     }

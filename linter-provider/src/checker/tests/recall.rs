@@ -1,6 +1,6 @@
 //! What the runner kept is recalled before anything is read: a file linted before, both sides of
 //! it when the comparison is `introduced`, is neither linted nor read again, and the answer names
-//! only the blobs it did read.
+//! only the blobs it did read; what was kept is forgotten when the linter itself is replaced.
 
 use super::*;
 
@@ -44,4 +44,29 @@ async fn files_linted_before_are_not_read_again_on_either_side() {
     }
     assert_eq!(findings(&third).len(), 2, "{third:#}");
     fake.assert_scratch_gone();
+}
+
+#[tokio::test]
+async fn what_was_kept_is_forgotten_when_the_linter_is_replaced() {
+    let fake = Fake::new(EACH_FILE);
+    let lint = fake.lint(&["{files}"]);
+    let mut memory = Memory::default();
+    let changes = created(&mut memory, &[("a.py", "a = 1\n")]);
+    let first = assess(&lint, &memory, params(changes.clone(), "all"), LONG).await;
+    assess(&lint, &memory, params(changes.clone(), "all"), LONG).await;
+    assert_eq!(fake.runs().len(), 1, "kept: {:?}", fake.runs());
+    // An upgrade puts another file at the same path (this one logs its runs in its own folder).
+    let replaced = Fake::new(EACH_FILE);
+    let installed = std::process::Command::new("install")
+        .args(["-m", "755"])
+        .arg(replaced.path(PROGRAM))
+        .arg(fake.path(PROGRAM))
+        .status()
+        .unwrap();
+    assert!(installed.success());
+    let again = assess(&lint, &memory, params(changes, "all"), LONG).await;
+    assert_eq!(replaced.runs(), ["a.py"], "linted again");
+    assert_eq!(again["diagnostics"], first["diagnostics"]);
+    fake.assert_scratch_gone();
+    replaced.assert_scratch_gone();
 }
