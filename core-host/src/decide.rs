@@ -65,8 +65,9 @@ pub(crate) struct Request<'a> {
     pub(crate) host_degraded: Vec<Degradation>,
 }
 
-/// The decision envelope (`verdict.schema.json`) for `request` given its coverage `items`.
-pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
+/// The decision envelope (`verdict.schema.json`) for `request` given its coverage `items`, whose
+/// diagnostics are moved into the decision's findings.
+pub(crate) fn decide(request: Request<'_>, mut items: Vec<Item>) -> Value {
     let mut degraded = request.host_degraded.clone();
     if request.call_site == CallSite::Gate {
         degraded.push(Degradation {
@@ -84,26 +85,28 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
     let mut blobs: BTreeSet<String> = BTreeSet::new();
     let mut authority = Vec::new();
     let mut provenance = Vec::new();
-    // The diagnostics of every item, borrowed; only those kept are copied into findings.
-    let mut candidates: Vec<(&Item, &Value, bool)> = Vec::new();
-    for item in items {
+    // The diagnostics of every item, by the index of their item; only those kept become findings.
+    let mut candidates: Vec<(usize, Value, bool)> = Vec::new();
+    for (index, item) in items.iter_mut().enumerate() {
         if item.required && !required.contains(&item.requirement) {
             required.push(item.requirement.clone());
         }
         if let Some(p) = &item.provenance {
             provenance.push(p.clone());
         }
-        let (assessment, complete) = match &item.outcome {
-            Outcome::Ran(a) => (Some(a), true),
-            Outcome::Degraded {
-                reason,
-                detail,
-                state,
-                assessment,
-            } => {
-                degraded.push(degradation(item, *reason, detail, *state));
-                (assessment.as_ref(), false)
-            }
+        let complete = matches!(item.outcome, Outcome::Ran(_));
+        if let Outcome::Degraded {
+            reason,
+            detail,
+            state,
+            ..
+        } = &item.outcome
+        {
+            degraded.push(degradation(item, *reason, detail, *state));
+        }
+        let assessment = match &mut item.outcome {
+            Outcome::Ran(a) => Some(a),
+            Outcome::Degraded { assessment, .. } => assessment.as_mut(),
         };
         let Some(assessment) = assessment else {
             continue;
@@ -120,19 +123,22 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
         {
             blobs.insert(blob.to_owned());
         }
-        for diagnostic in assessment["diagnostics"].as_array().into_iter().flatten() {
+        let Value::Array(diagnostics) = assessment["diagnostics"].take() else {
+            continue;
+        };
+        for diagnostic in diagnostics {
             let gating =
                 complete && item.required && item.authorized && diagnostic["severity"] == "error";
             if gating {
                 blocking.insert(item.requirement.clone());
             }
-            candidates.push((item, diagnostic, gating));
+            candidates.push((index, diagnostic, gating));
         }
     }
     let dropped = keep_most_severe(&mut candidates, MAX_FINDINGS);
     let findings: Vec<Value> = candidates
         .into_iter()
-        .map(|(item, diagnostic, gating)| finding(item, diagnostic, gating))
+        .map(|(index, diagnostic, gating)| finding(&items[index], diagnostic, gating))
         .collect();
     if dropped > 0 {
         degraded.push(Degradation::new(
@@ -215,7 +221,7 @@ pub(crate) fn decide(request: Request<'_>, items: &[Item]) -> Value {
 
 /// Cuts `candidates` to `cap`, keeping the most severe (errors, then warnings, then the rest) in
 /// their order; returns how many were left out.
-fn keep_most_severe(candidates: &mut Vec<(&Item, &Value, bool)>, cap: usize) -> usize {
+fn keep_most_severe(candidates: &mut Vec<(usize, Value, bool)>, cap: usize) -> usize {
     let total = candidates.len();
     if total <= cap {
         return 0;
@@ -226,7 +232,7 @@ fn keep_most_severe(candidates: &mut Vec<(&Item, &Value, bool)>, cap: usize) -> 
         _ => 2,
     };
     let mut order: Vec<usize> = (0..total).collect();
-    order.sort_by_key(|&i| rank(candidates[i].1));
+    order.sort_by_key(|&i| rank(&candidates[i].1));
     let mut kept = vec![false; total];
     for &i in &order[..cap] {
         kept[i] = true;
@@ -264,8 +270,7 @@ fn degradation(item: &Item, reason: Reason, detail: &str, state: Option<Lifecycl
 }
 
 /// A finding: the diagnostic with its source stamped by the host, authority and disposition.
-fn finding(item: &Item, diagnostic: &Value, gating: bool) -> Value {
-    let mut diagnostic = diagnostic.clone();
+fn finding(item: &Item, mut diagnostic: Value, gating: bool) -> Value {
     diagnostic["source"] = Value::from(item.provider.as_str());
     let (next_step, origin) = match (
         diagnostic["help"].as_str(),

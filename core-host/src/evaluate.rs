@@ -85,7 +85,7 @@ pub(crate) async fn evaluate(host: &Host, params: Value) -> Result<Value, ErrorO
             started,
             host_degraded,
         },
-        &items,
+        items,
     );
     tracing::debug!(
         intake_ms = taken_in.as_millis(),

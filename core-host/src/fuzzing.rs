@@ -76,7 +76,7 @@ pub fn provider_answer(mut answer: Value, gate: bool, asp01: bool) -> Decided {
     };
     Decided {
         accepted: was_accepted,
-        decision: decide::decide(request, &[item]),
+        decision: decide::decide(request, vec![item]),
     }
 }
 

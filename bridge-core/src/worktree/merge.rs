@@ -59,7 +59,16 @@ pub(crate) fn merge(mut decisions: Vec<Decision>) -> Decision {
     if decisions.len() <= 1 {
         return decisions.pop().unwrap_or_else(empty);
     }
-    let mut merged = decisions[0].clone();
+    // The first decision is the template of the merged one; what every batch has much of (its
+    // findings, the blobs read, its receipt) is moved, not copied, and put back for the loop below.
+    let first = &mut decisions[0];
+    let parts = (
+        std::mem::take(&mut first.findings),
+        std::mem::take(&mut first.valid_as_of.blobs),
+        std::mem::take(&mut first.receipt.raw),
+    );
+    let mut merged = first.clone();
+    (first.findings, first.valid_as_of.blobs, first.receipt.raw) = parts;
     merged.decision = decisions
         .iter()
         .map(|d| &d.decision)

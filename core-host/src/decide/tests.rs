@@ -39,7 +39,7 @@ fn run(call_site: CallSite, items: &[Item]) -> Value {
             started: SystemTime::now(),
             host_degraded: Vec::new(),
         },
-        items,
+        items.to_vec(),
     );
     crate::schema::check_outer("evaluateChangesetResult", &verdict).unwrap();
     verdict
