@@ -21,6 +21,7 @@ use rpc_peer::FailClass;
 use crate::flags::{Cli, Command};
 
 fn main() -> ExitCode {
+    one_malloc_arena();
     let cli = Cli::parse();
     log::init(logs_of(&cli.command));
     let runtime = match runtime_for(&cli.command) {
@@ -47,10 +48,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// The runtime a command runs on. The stdio servers that serve one peer (`mcp`, `host serve`,
-/// `provider`) run on one thread: the server, its stdio and its children's pipes, so a message
-/// crosses no thread (blocking work still goes to tokio's blocking pool, and the children are
-/// separate processes). The other commands use a worker per core.
+/// One malloc arena for the process (glibc): the runtime and the blocking pool share it instead of
+/// each thread taking an arena of its own, which held about 4 MiB more across the three processes
+/// of a 5,000-file sweep, at the same speed. Set before any thread starts.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn one_malloc_arena() {
+    // SAFETY: `mallopt` sets one of the allocator's parameters; no other thread exists yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn one_malloc_arena() {}
+
 /// Where a command's log lines go without `ASP_BRIDGE_LOG`. The one-shot commands (`status`,
 /// `sarif`) promise one line for a failure, so their warnings are held and written only once the
 /// command has succeeded; the servers log as they go, which is what a client's log pane is for.
@@ -61,6 +73,10 @@ fn logs_of(command: &Command) -> log::Logs {
     }
 }
 
+/// The runtime a command runs on. The stdio servers that serve one peer (`mcp`, `host serve`,
+/// `provider`) run on one thread: the server, its stdio and its children's pipes, so a message
+/// crosses no thread (blocking work still goes to tokio's blocking pool, and the children are
+/// separate processes). The other commands use a worker per core.
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
         Command::Mcp(_) | Command::Host(_) | Command::Provider(_) => {
