@@ -106,8 +106,23 @@ fn server(host: &Host, slot: &Slot, view: &View, policy: &Policy) -> Value {
         "requiredFor": required_for,
         "manifestState": "missing",
         "accessExpectationsDeclared": false,
-        "detail": format!("{origin}; protocol {}; started as {}", slot.spec.protocol.as_str(), slot.spec.command[0]),
+        "detail": detail(slot, origin),
     })
+}
+
+/// How a provider came to be here and what the configuration leaves out of what it is sent and
+/// says (so `status` tells it before anything is evaluated).
+fn detail(slot: &Slot, origin: String) -> String {
+    let mut detail = format!(
+        "{origin}; protocol {}; started as {}",
+        slot.spec.protocol.as_str(),
+        slot.spec.command[0]
+    );
+    if let Some(left_out) = slot.spec.leave_out.describe() {
+        detail.push_str("; ");
+        detail.push_str(&left_out);
+    }
+    detail
 }
 
 fn servers(host: &Host, snap: &Snapshot) -> Vec<Value> {

@@ -39,7 +39,7 @@ impl fmt::Display for LineHash {
 }
 
 /// The hash of every line of `text`, as the action writes them; index 0 is line 1.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn line_hashes(text: &str) -> Vec<String> {
     hashes(text).iter().map(LineHash::to_string).collect()
 }

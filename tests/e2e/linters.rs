@@ -700,7 +700,8 @@ fn a_linter_entry_the_runner_cannot_read_is_an_input_error_naming_file_line_and_
     );
 }
 
-/// The README's Linters `host.toml`, verbatim, enrolls the three linters and each is ready.
+/// The README's Linters `host.toml`, verbatim, enrolls the three linters and each is ready; `status`
+/// says what the configuration leaves out of one.
 #[test]
 fn the_readmes_linters_host_toml_enrolls_three_ready_linters() {
     let Some(bin) = linters() else { return };
@@ -723,6 +724,17 @@ fn the_readmes_linters_host_toml_enrolls_three_ready_linters() {
         status.stdout.contains(
             "hadolint: ready, enrollment enrolled; capabilities check; required for sweep"
         ),
+        "{}",
+        status.stdout
+    );
+    // What the configuration keeps from hadolint is said under it, before anything is evaluated.
+    let lines: Vec<&str> = status.stdout.lines().collect();
+    let hadolint = lines
+        .iter()
+        .position(|l| l.starts_with("server     hadolint:"))
+        .unwrap();
+    assert!(
+        lines[hadolint + 1].ends_with("left out by host.toml: paths excluded: `vendor/**`"),
         "{}",
         status.stdout
     );

@@ -1,6 +1,7 @@
 //! What a user leaves out in `host.toml` (`exclude`, `disable`, `min-severity`,
 //! `../shared/LINTERS.md` §7): excluded paths never reach a provider, dropped findings never reach
-//! the decision, and the decision says both without turning indeterminate.
+//! the decision, and the decision says both without turning indeterminate; `host/status` says them
+//! of each provider before anything is evaluated.
 
 use serde_json::Value;
 
@@ -188,6 +189,43 @@ async fn a_provider_section_setting_applies_to_that_provider_only() {
         ),
         "{}",
         said[0].1
+    );
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn host_status_says_what_each_provider_is_not_sent_and_not_shown() {
+    let repo = repo();
+    let config = config(
+        "exclude = [\"vendor/**\"]\nmin-severity = \"warning\"",
+        "disable = [\"hygiene/trailing-whitespace\"]",
+        &[Provider::fake("none")],
+    );
+    let host = Host::start(repo.path(), &config);
+    let status = host.status().await;
+    let detail = |id: &str| {
+        status["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .and_then(|s| s["detail"].as_str())
+            .unwrap_or_else(|| panic!("no detail of {id}: {status:#}"))
+            .to_owned()
+    };
+    assert!(
+        detail("hygiene").ends_with(
+            "left out by host.toml: paths excluded: `vendor/**`; rules disabled: hygiene/trailing-whitespace; findings below warning dropped"
+        ),
+        "{}",
+        detail("hygiene")
+    );
+    assert!(
+        detail("fake").ends_with(
+            "left out by host.toml: paths excluded: `vendor/**`; findings below warning dropped"
+        ),
+        "{}",
+        detail("fake")
     );
     host.finish().await;
 }

@@ -17,6 +17,8 @@ use crate::flags::StatusArgs;
 
 /// Longest piece of host text shown on one line.
 const TEXT_MAX: usize = 200;
+/// Longest server detail shown (what the configuration leaves out comes last).
+const DETAIL_MAX: usize = 1000;
 
 pub(crate) async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let repo = crate::setup::workspace_root(args.repo.as_deref())?;
@@ -181,6 +183,11 @@ fn human(status: &Status, evaluate: &str) -> String {
             list(&caps),
             list(&server.required_for),
         );
+        // How the host describes it: for the embedded host, where it comes from, the program it
+        // runs and what the configuration leaves out of what it is sent and says.
+        if let Some(detail) = server.detail.as_deref().filter(|d| !d.trim().is_empty()) {
+            let _ = writeln!(out, "           {}", one_line(detail, DETAIL_MAX));
+        }
     }
     for (call_site, gate) in status.gates() {
         let line = match gate {

@@ -55,6 +55,27 @@ impl LeaveOut {
         self.exclude.is_empty() && self.disable.is_empty() && self.min_severity.is_none()
     }
 
+    /// What is left out, in words (`None` when nothing is): for `host/status`, so that what a
+    /// provider is never shown is said before anything is evaluated.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.exclude.is_empty() {
+            let globs: Vec<String> = self
+                .exclude
+                .iter()
+                .map(|e| format!("`{}`", e.glob))
+                .collect();
+            parts.push(format!("paths excluded: {}", globs.join(", ")));
+        }
+        if !self.disable.is_empty() {
+            parts.push(format!("rules disabled: {}", self.disable.join(", ")));
+        }
+        if let Some(floor) = self.min_severity {
+            parts.push(format!("findings below {} dropped", floor.as_str()));
+        }
+        (!parts.is_empty()).then(|| format!("left out by host.toml: {}", parts.join("; ")))
+    }
+
     /// Both settings together: lists joined, the stricter floor.
     pub(crate) fn and(&self, other: &LeaveOut) -> LeaveOut {
         let mut out = self.clone();
