@@ -53,6 +53,9 @@ pub struct Built {
     /// Paths left out because they hold nothing to hash (a FIFO, a socket, a device, a nested
     /// repository), with why.
     pub skipped: Vec<Skipped>,
+    /// The length of each change's working-tree file as it was read (a link's: its target's), by
+    /// path: what the host will read and hold for it.
+    pub sizes: HashMap<String, u64>,
 }
 
 /// A path of the working tree that was not evaluated.
@@ -360,6 +363,7 @@ async fn assemble(
     let mut afters = after_side(root, git.deadline, &entries).await?;
 
     let mut changes = Vec::new();
+    let mut sizes = HashMap::new();
     for (path, entry) in entries {
         let before = entry.before.as_ref().map(|b| match b.mode {
             GITLINK => blob_id(b.oid.as_bytes()),
@@ -368,7 +372,10 @@ async fn assemble(
         let after = afters.remove(&path).unwrap_or(Found::Gone);
         let path = lossy(&path);
         let after = match after {
-            Found::Blob(id) => Some(id),
+            Found::Blob { id, len } => {
+                sizes.insert(path.clone(), len);
+                Some(id)
+            }
             Found::Gone => None,
             Found::Directory => {
                 skipped.push(Skipped {
@@ -414,6 +421,7 @@ async fn assemble(
             changes,
         },
         skipped,
+        sizes,
     })
 }
 

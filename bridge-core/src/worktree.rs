@@ -235,7 +235,13 @@ impl Worktree {
                 .changes
                 .retain(|change| !request.leave_out.contains(&change.path));
         }
-        let sizes = self.sizes(&built.changeset).await?;
+        // What the host reads and holds for each change: its working-tree file's length, as read.
+        let sizes: Vec<u64> = built
+            .changeset
+            .changes
+            .iter()
+            .map(|c| built.sizes.get(&c.path).copied().unwrap_or(0))
+            .collect();
         let batch_files = batch_plan(&sizes, request.batch_files, request.batch_bytes);
         Ok(Plan {
             built,
@@ -243,29 +249,6 @@ impl Worktree {
             batches: batch_files.len(),
             batch_files,
         })
-    }
-
-    /// The bytes of each change's working-tree file (its length, links not followed; 0 when there
-    /// is none), what the host reads and holds for it. Off the async threads.
-    async fn sizes(&self, changeset: &ChangeSet) -> Result<Vec<u64>> {
-        let root = self.root.clone();
-        let paths: Vec<Option<String>> = changeset
-            .changes
-            .iter()
-            .map(|c| c.after.as_ref().map(|_| c.path.clone()))
-            .collect();
-        tokio::task::spawn_blocking(move || {
-            paths
-                .iter()
-                .map(|path| {
-                    path.as_ref()
-                        .and_then(|p| std::fs::symlink_metadata(root.join(p)).ok())
-                        .map_or(0, |m| m.len())
-                })
-                .collect()
-        })
-        .await
-        .map_err(|e| Error::io("sizing the changeset", std::io::Error::other(e)))
     }
 
     /// A small configuration file of the workspace (such as `.asp/asp.json`), read whole if it is a
@@ -317,6 +300,7 @@ impl Worktree {
         let changeset::Built {
             changeset,
             mut skipped,
+            ..
         } = plan.built;
         let files = changeset.changes.len();
         let timeout = call.timeout;

@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 /// What the working tree holds at a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Found {
-    /// A regular file or a symlink, with its blob id.
-    Blob(String),
+    /// A regular file or a symlink: its blob id, and its length (a link's: its target's).
+    Blob { id: String, len: u64 },
     /// Nothing (deleted meanwhile).
     Gone,
     /// A directory (a checked-out submodule or a nested repository).
@@ -37,8 +37,11 @@ pub(crate) fn read(root: &Path, path: &Path, deadline: Instant) -> Result<Found>
     };
     let kind = meta.file_type();
     if kind.is_symlink() {
-        let target = std::fs::read_link(&full).map_err(io)?;
-        return Ok(Found::Blob(super::blob_id(&super::path_bytes(&target))));
+        let target = super::path_bytes(&std::fs::read_link(&full).map_err(io)?);
+        return Ok(Found::Blob {
+            id: super::blob_id(&target),
+            len: target.len() as u64,
+        });
     }
     if kind.is_dir() {
         return Ok(Found::Directory);
@@ -56,7 +59,10 @@ pub(crate) fn read(root: &Path, path: &Path, deadline: Instant) -> Result<Found>
     };
     // Streamed into the hash, never read whole (bounded memory whatever its size).
     match file.hash(0, Some(deadline)) {
-        Ok(hashed) => Ok(Found::Blob(super::blob_id_of_digest(&hashed.sha256))),
+        Ok(hashed) => Ok(Found::Blob {
+            id: super::blob_id_of_digest(&hashed.sha256),
+            len: meta.len(),
+        }),
         Err(e) if read::is_late(&e) => Err(Error::Input(format!(
             "{} could not be read in time to hash it",
             path.display()
