@@ -425,7 +425,14 @@ async fn assemble(
     })
 }
 
-/// The after-side of every entry that has one, read off the async threads.
+/// Files past which the working tree is read by more than one thread.
+const READ_ALONE: usize = 256;
+/// Most threads that read the working tree at once.
+const MAX_READERS: usize = 4;
+
+/// The after-side of every entry that has one, read off the async threads: a large changeset (an
+/// `--all-files` sweep) by one thread a core, up to [`MAX_READERS`], each reading its share (small
+/// files are read at the cost of their system calls, which threads overlap).
 async fn after_side(
     root: &Path,
     deadline: Instant,
@@ -436,18 +443,39 @@ async fn after_side(
         .filter(|(_, e)| e.after)
         .map(|(path, _)| path.clone())
         .collect();
-    let dir = root.to_path_buf();
-    let read = tokio::task::spawn_blocking(move || {
-        let mut found = HashMap::with_capacity(wanted.len());
-        for path in wanted {
-            let full = os_path(&path);
-            let after = disk::read(&dir, &full, deadline)?;
-            found.insert(path, after);
+    let readers = if wanted.len() <= READ_ALONE {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_READERS))
+    };
+    let share = wanted.len().div_ceil(readers).max(1);
+    let mut tasks = tokio::task::JoinSet::new();
+    for part in wanted.chunks(share) {
+        let (dir, part) = (root.to_path_buf(), part.to_vec());
+        tasks.spawn_blocking(move || {
+            part.into_iter()
+                .map(|path| {
+                    let after = disk::read(&dir, &os_path(&path), deadline)?;
+                    Ok((path, after))
+                })
+                .collect::<Result<Vec<_>>>()
+        });
+    }
+    // Every reader is waited for, a failed one's error kept: none goes on reading after this.
+    let mut found = HashMap::with_capacity(wanted.len());
+    let mut failed = None;
+    while let Some(read) = tasks.join_next().await {
+        match read {
+            Ok(Ok(read)) => found.extend(read),
+            Ok(Err(e)) => failed = failed.or(Some(e)),
+            Err(e) => {
+                failed = failed.or(Some(Error::Unavailable(format!(
+                    "reading the working tree stopped: {e}"
+                ))))
+            }
         }
-        Ok::<_, Error>(found)
-    });
-    read.await
-        .map_err(|e| Error::Unavailable(format!("reading the working tree stopped: {e}")))?
+    }
+    failed.map_or(Ok(found), Err)
 }
 
 fn lossy(path: &[u8]) -> String {

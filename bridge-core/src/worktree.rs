@@ -171,7 +171,7 @@ impl Evaluate {
     }
 
     /// Whether the changeset names a baseline of its own rather than the host's.
-    fn own_baseline(&self) -> bool {
+    pub fn own_baseline(&self) -> bool {
         self.whole_files() || matches!(self.base, Base::Rev(_))
     }
 
@@ -293,10 +293,24 @@ impl Worktree {
         client: &HostClient,
         mut request: Evaluate,
         call: CallOptions,
-        mut progress: impl FnMut(Progress) + Send,
+        progress: impl FnMut(Progress) + Send,
     ) -> Result<Evaluation> {
         self.host_baseline(client, &mut request).await?;
         let plan = self.plan(&request).await?;
+        self.evaluate_plan(client, &request, plan, call, progress)
+            .await
+    }
+
+    /// [`Worktree::evaluate_with`] of a plan made already: a sweep with a baseline of its own
+    /// ([`Evaluate::own_baseline`]) can be planned while the host starts.
+    pub async fn evaluate_plan(
+        &self,
+        client: &HostClient,
+        request: &Evaluate,
+        plan: Plan,
+        call: CallOptions,
+        mut progress: impl FnMut(Progress) + Send,
+    ) -> Result<Evaluation> {
         let changeset::Built {
             changeset,
             mut skipped,
@@ -319,7 +333,7 @@ impl Worktree {
                 progress: None,
             });
             let (decision, left) = self
-                .send(client, &request, plan.merge_base.as_ref(), part, options)
+                .send(client, request, plan.merge_base.as_ref(), part, options)
                 .await?;
             decisions.push(decision);
             skipped.extend(left);

@@ -209,31 +209,53 @@ async fn live(
     let mut config = crate::setup::one_shot_config(&args.host, &repo)?;
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
     let started_at = SystemTime::now();
-    let (process, status) = HostProcess::start(&config).await?;
-    let request = args.sweep.apply(Evaluate {
+    let mut request = args.sweep.apply(Evaluate {
         comparison: args.comparison,
-        baseline: Some(status.value.workspace.baseline.clone()),
         // A log written inside the workspace is this command's own output, not a change: the
         // next run would evaluate it (and find a key in the last run's findings).
         leave_out: output.inside(&repo).into_iter().collect(),
         ..Evaluate::at(AdvisoryCallSite::Sweep)
     });
+    let worktree = Worktree::new(repo.clone());
+    // A sweep with a baseline of its own (every file, or a branch against its base) is planned
+    // (the working tree read and hashed) while the host starts; the working tree's changes are
+    // planned against the baseline the host's status names.
+    let (started, planned) = if request.own_baseline() {
+        let (started, planned) = tokio::join!(HostProcess::start(&config), worktree.plan(&request));
+        (started, Some(planned))
+    } else {
+        (HostProcess::start(&config).await, None)
+    };
+    let (process, status) = started?;
+    request.baseline = Some(status.value.workspace.baseline.clone());
     let skipped_before = process.client().stats().skipped_frames;
-    let outcome = Worktree::new(repo.clone())
-        .evaluate_with(process.client(), request, CallOptions::default(), |p| {
-            if p.batches > 1 {
-                // Stderr may be closed; progress is no reason to fail.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "asp-bridge: sarif: batch {} of {} evaluated ({} of {} files)",
-                    p.batch,
-                    p.batches,
-                    p.sent_files,
-                    p.files
-                );
-            }
-        })
-        .await;
+    let progress = |p: bridge_core::worktree::Progress| {
+        if p.batches > 1 {
+            // Stderr may be closed; progress is no reason to fail.
+            let _ = writeln!(
+                std::io::stderr(),
+                "asp-bridge: sarif: batch {} of {} evaluated ({} of {} files)",
+                p.batch,
+                p.batches,
+                p.sent_files,
+                p.files
+            );
+        }
+    };
+    let client = process.client();
+    let outcome = match planned {
+        Some(Ok(plan)) => {
+            worktree
+                .evaluate_plan(client, &request, plan, CallOptions::default(), progress)
+                .await
+        }
+        Some(Err(error)) => Err(error),
+        None => {
+            worktree
+                .evaluate_with(client, request, CallOptions::default(), progress)
+                .await
+        }
+    };
     let skipped = process.client().stats().skipped_frames > skipped_before;
     process.shutdown().await;
     let evaluation = match outcome {
