@@ -17,6 +17,12 @@
 //!   the hygiene provider, git): the CLI's own by `wait4`, each descendant's high-water mark
 //!   (`VmHWM`) sampled every 2 ms, summed over the processes alive together, the largest sum.
 //!
+//! Summing each process's high-water mark counts the pages processes share once per process (the
+//! asp-bridge executable's own, in each of its three processes; the interpreter's, in each Python
+//! process). So one more run of each side, not timed, samples the memory of its processes with
+//! shared pages divided among them (`Pss`, `test_support::process::proportional_rss`) every 2 ms,
+//! summed over the processes alive together: the largest sum of each side, and their ratio.
+//!
 //! Then the agreement table of the last round (`test_support::precommit::agreement`). Without
 //! pre-commit-hooks installed the benchmark says so and does nothing.
 
@@ -75,12 +81,10 @@ fn hook_process(command: &mut Command) -> hooks::Ran {
     hooks::Ran { output, peak_kib }
 }
 
-/// `asp-bridge sarif --all-files` over `root`: wall time and the peak of its process tree (KiB).
-// The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
-#[allow(clippy::zombie_processes)]
-fn bridge(root: &Path, config: &Path, log: &Path) -> (Duration, u64) {
-    let started = Instant::now();
-    let child = Command::new(BRIDGE)
+/// `asp-bridge sarif --all-files` over `root`, this build, the embedded host.
+fn bridge_command(root: &Path, config: &Path, log: &Path) -> Command {
+    let mut command = Command::new(BRIDGE);
+    command
         .args([
             "sarif",
             "--all-files",
@@ -96,7 +100,16 @@ fn bridge(root: &Path, config: &Path, log: &Path) -> (Duration, u64) {
         .env_remove("ASP_BRIDGE_HOST_COMMAND")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// `asp-bridge sarif --all-files` over `root`: wall time and the peak of its process tree (KiB).
+// The child is reaped by `wait4` itself, which `Child::wait` cannot be combined with.
+#[allow(clippy::zombie_processes)]
+fn bridge(root: &Path, config: &Path, log: &Path) -> (Duration, u64) {
+    let started = Instant::now();
+    let child = bridge_command(root, config, log)
         .spawn()
         .expect("spawn asp-bridge");
     let pid = child.id();
@@ -124,6 +137,45 @@ fn bridge(root: &Path, config: &Path, log: &Path) -> (Duration, u64) {
         "asp-bridge sarif failed: {status}"
     );
     (elapsed, own_kib + descendants_peak.into_inner())
+}
+
+/// Runs `work` while the memory of the processes under `root` (and `root` itself, with
+/// `with_root`) is sampled with shared pages counted once: the largest sum seen, in KiB.
+fn shared_once<T>(root: u32, with_root: bool, work: impl FnOnce() -> T) -> (T, u64) {
+    let done = AtomicBool::new(false);
+    let peak = AtomicU64::new(0);
+    let out = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                let mut pids = test_support::process::descendants(root);
+                if with_root {
+                    pids.push(root);
+                }
+                let together: u64 = pids
+                    .into_iter()
+                    .map(test_support::process::proportional_rss)
+                    .sum();
+                peak.fetch_max(together >> 10, Ordering::Relaxed);
+                std::thread::sleep(SAMPLE);
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    });
+    (out, peak.into_inner())
+}
+
+/// One more run of `asp-bridge sarif --all-files`, not timed: its tree's largest memory with shared
+/// pages counted once (KiB).
+fn bridge_shared_once(root: &Path, config: &Path, log: &Path) -> u64 {
+    let mut child = bridge_command(root, config, log)
+        .spawn()
+        .expect("spawn asp-bridge");
+    let pid = child.id();
+    let (status, peak) = shared_once(pid, true, || child.wait().expect("wait for asp-bridge"));
+    assert!(status.success(), "asp-bridge sarif failed: {status}");
+    peak
 }
 
 fn mib(kib: u64) -> f64 {
@@ -161,6 +213,11 @@ fn main() {
         last = Some(sweep);
     }
     let sweep = last.expect("one round at least");
+    // Not timed: the memory of each side with shared pages counted once.
+    let (_, hooks_shared) = shared_once(std::process::id(), false, || {
+        hooks::sweep(&bin, &root, &corpus.files, jobs, &hook_process)
+    });
+    let bridge_shared = bridge_shared_once(&root, &config, &log);
     let sarif: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&log).expect("the SARIF log")).expect("SARIF JSON");
     let rows = agreement::table(&sweep.flagged(), &agreement::sarif_files(&sarif));
@@ -213,6 +270,13 @@ fn main() {
          (target ≥ 1.0)",
         ht.as_secs_f64() / bt.as_secs_f64(),
         mib(hm) / mib(bm)
+    );
+    eprintln!(
+        "  counting shared pages once (Pss, one more run of each, not timed): hooks {:.1} MiB, \
+         asp-bridge {:.1} MiB, ratio {:.2} (target ≥ 1.0)",
+        mib(hooks_shared),
+        mib(bridge_shared),
+        mib(hooks_shared) / mib(bridge_shared)
     );
     eprintln!("  agreement, files flagged (last round):");
     eprint!("{}", agreement::render(&rows));

@@ -544,10 +544,5 @@ pub(crate) fn hash_sized(reader: impl std::io::Read, size: u64) -> std::io::Resu
     repo_io::read::hash(reader, size, MAX_BLOB).map(blob_of_hashed)
 }
 
-/// Hashes a stream to its end, keeping the bytes up to [`MAX_BLOB`].
-pub(crate) fn hash_stream(reader: impl std::io::Read) -> std::io::Result<Blob> {
-    hash_sized(reader, u64::MAX)
-}
-
 #[cfg(test)]
 mod tests;

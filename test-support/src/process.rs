@@ -204,6 +204,26 @@ pub fn peak_rss(pid: u32) -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
+/// The memory of `pid` now, its shared pages divided among the processes that share them (`Pss` in
+/// `/proc/PID/smaps_rollup`), in bytes: summed over processes that run the same executable, the
+/// executable's pages count once. 0 once it has ended.
+#[cfg(target_os = "linux")]
+pub fn proportional_rss(pid: u32) -> u64 {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    rollup
+        .lines()
+        .find_map(|l| l.strip_prefix("Pss:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Where there is no `/proc` (macOS) there is no `Pss` either: the resident memory now, shared
+/// pages counted in full (an upper bound).
+#[cfg(not(target_os = "linux"))]
+pub fn proportional_rss(pid: u32) -> u64 {
+    peak_rss(pid)
+}
+
 /// The CPU time `pid` has used so far, user and system (`/proc/PID/stat`, in clock ticks of
 /// 10 ms, as Linux reports them to processes).
 #[cfg(target_os = "linux")]

@@ -448,8 +448,11 @@ fn integrity_of(path: &Path) -> String {
     if let Some(digest) = cached {
         return digest;
     }
-    let digest = match std::fs::File::open(path).and_then(crate::snapshot::hash_stream) {
-        Ok(blob) => format!("sha256:{}", blob.id.trim_start_matches("blob:sha256:")),
+    // Hashed as it streams, nothing kept: an executable is tens of megabytes.
+    let digest = match std::fs::File::open(path)
+        .and_then(|file| repo_io::read::hash(file, meta.len(), 0))
+    {
+        Ok(hashed) => format!("sha256:{}", asp_wire::digest::hex(&hashed.sha256)),
         Err(_) => return UNKNOWN.to_owned(),
     };
     if let Ok(mut cache) = CACHE.lock() {
