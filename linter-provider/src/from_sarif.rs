@@ -154,11 +154,14 @@ fn finding(
             "note" | "none" => Level::Info,
             _ => Level::Warning,
         });
+    let message = message(result, rule);
+    // The rule's help, unless it only says the message again (ruff's is its short description).
     let mut help = rule["help"]["text"]
         .as_str()
         .or_else(|| rule["fullDescription"]["text"].as_str())
         .or_else(|| rule["shortDescription"]["text"].as_str())
         .map(|h| text(h, MAX_TEXT))
+        .filter(|h| h.trim() != message.trim())
         .unwrap_or_default();
     for fix in result["fixes"].as_array().into_iter().flatten() {
         if let Some(what) = fix["description"]["text"].as_str() {
@@ -190,7 +193,7 @@ fn finding(
         ),
         level,
         code: format!("{}/{}", cx.linter, one_line(rule_id, MAX_CODE)),
-        message: message(result, rule),
+        message,
         help,
         help_uri,
     }

@@ -449,12 +449,11 @@ fn integrity_of(path: &Path) -> String {
         return digest;
     }
     // Hashed as it streams, nothing kept: an executable is tens of megabytes.
-    let digest = match std::fs::File::open(path)
-        .and_then(|file| repo_io::read::hash(file, meta.len(), 0))
-    {
-        Ok(hashed) => format!("sha256:{}", asp_wire::digest::hex(&hashed.sha256)),
-        Err(_) => return UNKNOWN.to_owned(),
-    };
+    let digest =
+        match std::fs::File::open(path).and_then(|file| repo_io::read::hash(file, meta.len(), 0)) {
+            Ok(hashed) => format!("sha256:{}", asp_wire::digest::hex(&hashed.sha256)),
+            Err(_) => return UNKNOWN.to_owned(),
+        };
     if let Ok(mut cache) = CACHE.lock() {
         cache.retain(|e| e.0 != key.0);
         cache.push((key.0, key.1, key.2, digest.clone()));

@@ -236,3 +236,19 @@ fn a_failed_run_is_said_and_a_log_without_runs_is_no_sarif() {
     assert!(map(&json!({"version": "2.1.0"}), &cx).is_err());
     assert!(map(&json!([1, 2]), &cx).is_err());
 }
+
+#[test]
+fn a_rule_help_that_only_repeats_the_message_is_left_out_and_the_fix_stays() {
+    // ruff's rule help is its short description, the message of most of its results.
+    let files = files();
+    let mut log = log(vec![result("src/a.py", json!({"startLine": 1}))]);
+    log["runs"][0]["tool"]["driver"]["rules"][0]["help"]["text"] =
+        json!("`os` imported but unused");
+    log["runs"][0]["results"][0]["fixes"] =
+        json!([{"description": {"text": "Remove unused import: `os`"}}]);
+    let mapped = map(&log, &context(&files, Unit::Unicode)).unwrap();
+    assert_eq!(
+        mapped.findings[0].help,
+        "fix available: Remove unused import: `os`"
+    );
+}
