@@ -155,13 +155,14 @@ fn finding(
             _ => Level::Warning,
         });
     let message = message(result, rule);
-    // The rule's help, unless it only says the message again (ruff's is its short description).
+    // The rule's help, unless it only says the message again: ruff's is its short description,
+    // the message itself or its template (`{name}` imported but unused).
     let mut help = rule["help"]["text"]
         .as_str()
         .or_else(|| rule["fullDescription"]["text"].as_str())
         .or_else(|| rule["shortDescription"]["text"].as_str())
         .map(|h| text(h, MAX_TEXT))
-        .filter(|h| h.trim() != message.trim())
+        .filter(|h| h.trim() != message.trim() && !is_template(h))
         .unwrap_or_default();
     for fix in result["fixes"].as_array().into_iter().flatten() {
         if let Some(what) = fix["description"]["text"].as_str() {
@@ -197,6 +198,17 @@ fn finding(
         help,
         help_uri,
     }
+}
+
+/// Whether `help` is a message template (a `{name}` placeholder in it) rather than help: the
+/// result's message is the template filled in.
+fn is_template(help: &str) -> bool {
+    help.split('{').skip(1).any(|after| {
+        after.split_once('}').is_some_and(|(name, _)| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 /// The result's message: its text, else the rule's message string it names, with its arguments.

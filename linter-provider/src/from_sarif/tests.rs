@@ -252,3 +252,17 @@ fn a_rule_help_that_only_repeats_the_message_is_left_out_and_the_fix_stays() {
         "fix available: Remove unused import: `os`"
     );
 }
+
+#[test]
+fn a_rule_help_that_is_the_messages_template_is_left_out() {
+    // ruff 0.17's F401 help, as its SARIF rules list has it.
+    let files = files();
+    let mut log = log(vec![result("src/a.py", json!({"startLine": 1}))]);
+    log["runs"][0]["tool"]["driver"]["rules"][0]["help"]["text"] = json!(
+        "`{name}` imported but unused; consider using `importlib.util.find_spec` to test for availability"
+    );
+    let mapped = map(&log, &context(&files, Unit::Unicode)).unwrap();
+    assert_eq!(mapped.findings[0].help, "");
+    assert!(!is_template("Use `{}` or `dict()` to build a mapping"));
+    assert!(is_template("Unnecessary `{obj_type}` call"));
+}
