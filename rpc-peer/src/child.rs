@@ -89,11 +89,12 @@ impl ChildPeer {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        let watcher = Watcher::start().map_err(|e| {
-            Error::Unavailable(format!(
+        let watcher = Watcher::start().map_err(|e| Error::Unavailable {
+            role: config.role,
+            why: format!(
                 "{}: could not start the process that watches it: {e}",
                 spec.program
-            ))
+            ),
         })?;
         report_to(&mut command, &watcher);
         let mut child = command.spawn().map_err(|source| Error::Spawn {
@@ -105,10 +106,10 @@ impl ChildPeer {
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(Error::Unavailable(format!(
-                "{}: stdio was not piped",
-                spec.program
-            )));
+            return Err(Error::Unavailable {
+                role: config.role,
+                why: format!("{}: stdio was not piped", spec.program),
+            });
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let drained = tokio::spawn(drain_stderr(stderr, tail.clone()));

@@ -156,8 +156,10 @@ pub enum Error {
         detail: String,
     },
 
-    #[error("host unavailable: {0}")]
-    Unavailable(String),
+    /// The other side cannot take the call now (it is not reading, it is hung, or it could not
+    /// be watched).
+    #[error("{role} unavailable: {why}")]
+    Unavailable { role: Role, why: String },
 
     /// A request this side could not build (params that do not encode).
     #[error("{0}")]
@@ -222,7 +224,7 @@ impl Error {
             Error::Exited { .. }
             | Error::Timeout { .. }
             | Error::Spawn { .. }
-            | Error::Unavailable(_) => FailClass::Health,
+            | Error::Unavailable { .. } => FailClass::Health,
             Error::Refused { fail_class, .. } => *fail_class,
             Error::Malformed { .. } => FailClass::Contract,
             Error::Input(_) => FailClass::Input,
@@ -338,6 +340,20 @@ mod tests {
         );
         assert!(!text.contains("--host-command"), "{text}");
         assert!(text.contains("host configuration"), "{text}");
+    }
+
+    #[test]
+    fn an_unavailable_peer_is_named_by_its_role() {
+        let hung = Error::Unavailable {
+            role: Role::Provider,
+            why: "it missed 3 deadlines in a row".into(),
+        };
+        assert_eq!(
+            hung.to_string(),
+            "provider unavailable: it missed 3 deadlines in a row"
+        );
+        assert_eq!(hung.fail_class(), FailClass::Health);
+        assert!(hung.retryable());
     }
 
     #[test]

@@ -436,10 +436,10 @@ impl Peer {
         .map_err(|e| Error::Input(format!("cannot encode {method} params: {e}")))?;
         match self.shared.outgoing.try_send(Outgoing::Frame(frame)) {
             Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(_)) => Err(Error::Unavailable(format!(
-                "the {} is not reading its input: {method} not sent",
-                self.shared.config.role
-            ))),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(Error::Unavailable {
+                role: self.shared.config.role,
+                why: format!("it does not read its input; {method} was not sent"),
+            }),
             Err(mpsc::error::TrySendError::Closed(_)) => Err(self.shared.closed_error()),
         }
     }
@@ -453,6 +453,11 @@ impl Peer {
     pub async fn closed(&self) {
         let mut watcher = self.shared.closed.subscribe();
         let _ = watcher.wait_for(|closed| *closed).await;
+    }
+
+    /// Who the other side is.
+    pub fn role(&self) -> Role {
+        self.shared.config.role
     }
 
     /// Why the connection is closed, or `None` while it is open.

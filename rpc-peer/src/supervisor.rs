@@ -430,8 +430,10 @@ impl<L: Launch> Inner<L> {
         };
         let peer = L::peer(process);
         let missed = peer.missed_deadlines_in_a_row();
-        let hung = (missed >= self.policy.max_missed_deadlines)
-            .then(|| Error::Unavailable(format!("missed {missed} deadlines in a row")));
+        let hung = (missed >= self.policy.max_missed_deadlines).then(|| Error::Unavailable {
+            role: peer.role(),
+            why: format!("it missed {missed} deadlines in a row"),
+        });
         let Some(why) = peer.closed_reason().or(hung).map(L::Error::from) else {
             return Some(L::client(process));
         };

@@ -50,10 +50,10 @@ impl From<Outage> for Down {
 impl From<rpc_peer::Error> for Down {
     fn from(error: rpc_peer::Error) -> Down {
         Down::Failed(match error {
-            rpc_peer::Error::Unavailable(why) => Failure::new(
+            rpc_peer::Error::Unavailable { why, .. } => Failure::new(
                 Reason::TimedOut,
                 proto::Lifecycle::TimedOut,
-                format!("the provider {why}"),
+                format!("the provider is unavailable: {why}"),
             ),
             other => Failure::new(
                 Reason::Crashed,
