@@ -45,7 +45,10 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let checker = Lint::new(linter)?;
-    Ok(provider_kit::serve(reader, writer, checker, identity).await?)
+    let served = provider_kit::serve(reader, writer, checker, identity).await;
+    // What the linters left behind does not outlive the provider.
+    crate::strays::sweep(std::time::Duration::from_secs(2)).await;
+    Ok(served?)
 }
 
 impl Lint {

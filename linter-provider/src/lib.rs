@@ -7,7 +7,7 @@
 //! tools' column units ([`columns`]), SARIF (and shellcheck's json1) made findings on repository
 //! paths ([`from_sarif`], [`from_shellcheck`]), the private scratch tree the linter runs in
 //! ([`scratch`]) and the run itself, with a deadline, capped output and no process left behind
-//! ([`tool`]).
+//! ([`tool`], [`strays`]).
 
 mod checker;
 pub mod columns;
@@ -19,6 +19,7 @@ mod kept;
 mod lint;
 pub mod preset;
 pub mod scratch;
+pub mod strays;
 mod to_kit;
 pub mod tool;
 

@@ -2,16 +2,18 @@
 //! own, with a deadline and capped output. Past the deadline, past the output cap, or when the run
 //! is dropped (the evaluation cancelled), the whole group is killed while its leader is not yet
 //! reaped, so the id signalled is still the group's; once the linter exits the group is killed too,
-//! so that nothing it started outlives it or holds its output open.
+//! so that nothing it started outlives it or holds its output open. What left the group is ended
+//! once the leader is reaped ([`strays`]).
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::{Child, Command};
 
 use crate::error::{Error, Result};
+use crate::strays::{self, Leader};
 
 /// The bounds of one run.
 #[derive(Clone, Copy, Debug)]
@@ -37,7 +39,7 @@ pub struct Ran {
     pub stderr: Vec<u8>,
 }
 
-/// Kills a process group when dropped.
+/// A process group, killed by its id while its leader is not yet reaped.
 struct Group(Option<i32>);
 
 impl Group {
@@ -50,18 +52,54 @@ impl Group {
     }
 }
 
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.kill();
+/// A run's leader and its group. Dropped before it is reaped (the evaluation cancelled), the group
+/// is killed and the leader reaped in the background, then what it left behind.
+struct Running {
+    group: Group,
+    child: Option<Child>,
+    leader: Option<Leader>,
+}
+
+impl Running {
+    /// Waits for the leader's exit (its group killed first), reaps it, then ends the strays.
+    async fn reap(&mut self) -> std::io::Result<ExitStatus> {
+        self.group.kill();
+        let status = match self.child.take() {
+            Some(mut child) => child.wait().await,
+            None => Err(std::io::ErrorKind::NotFound.into()),
+        };
+        // Reaped: its id is no longer the group's to signal, and the run is over.
+        self.group.0 = None;
+        drop(self.leader.take());
+        strays::sweep(SWEEP_LIMIT).await;
+        status
     }
 }
 
-/// The group, then the child: fields drop in this order, so the group is killed before the child
-/// could be reaped.
-struct Running {
-    group: Group,
-    child: Child,
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.group.kill();
+        self.group.0 = None;
+        let (Some(mut child), Some(leader)) = (self.child.take(), self.leader.take()) else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = child.wait().await;
+                    drop(leader);
+                    strays::sweep(SWEEP_LIMIT).await;
+                });
+            }
+            // No runtime left to wait on it (the provider is ending): the child's `kill_on_drop`
+            // has it reaped.
+            Err(_) => drop((child, leader)),
+        }
+    }
 }
+
+/// How long the end of a run waits for the strays it killed to be reaped.
+const SWEEP_LIMIT: Duration = Duration::from_secs(2);
 
 /// Runs `argv` in `cwd` within `limits`. `Err` when it cannot start, misses its deadline (killed),
 /// or its output cannot be read; an exit status of any kind is the caller's to judge.
@@ -70,25 +108,29 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
     if program.is_empty() {
         return Err(Error::Config("the linter's command is empty".into()));
     }
-    let child = Command::new(&program)
+    let mut command = Command::new(&program);
+    command
         .args(&argv[1..])
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| Error::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+        .kill_on_drop(true);
+    let (mut child, leader) = strays::spawn(&mut command).map_err(|source| Error::Spawn {
+        program: program.clone(),
+        source,
+    })?;
     // One deadline for the whole run: its output and its exit.
     let until = tokio::time::Instant::now() + limits.deadline;
     let group = Group(child.id().and_then(|id| i32::try_from(id).ok()));
-    let mut running = Running { group, child };
-    let stdout = running.child.stdout.take();
-    let stderr = running.child.stderr.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let mut running = Running {
+        group,
+        child: Some(child),
+        leader: Some(leader),
+    };
     let io = |source| Error::Io {
         program: program.clone(),
         source,
@@ -119,15 +161,14 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
     let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, both).await {
         Ok(read) => read.map_err(io)?,
         Err(_) => {
-            running.group.kill();
+            let _ = running.reap().await;
             return Err(Error::Timeout {
                 program,
                 ms: limits.deadline.as_millis(),
             });
         }
     };
-    running.group.kill();
-    let status = running.child.wait().await.map_err(io)?;
+    let status = running.reap().await.map_err(io)?;
     Ok(Ran {
         code: if stdout_over { None } else { status.code() },
         stdout,

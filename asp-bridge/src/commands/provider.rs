@@ -23,6 +23,10 @@ pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
                 serde_json::from_str(&linter).context("--linter must be a JSON object")?;
             let mut linter = Linter::from_config(&entry)?;
             linter.command[0] = installed(&linter)?;
+            // What a linter starts and leaves behind comes back to this process, which ends it.
+            if let Err(error) = linter_provider::strays::adopt() {
+                tracing::warn!(%error, "what a linter leaves behind cannot be ended");
+            }
             let identity = identity().await?;
             let (input, output) = crate::stdio::pipes();
             linter_provider::serve(input, output, linter, identity).await?;
