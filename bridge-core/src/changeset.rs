@@ -179,12 +179,17 @@ impl Cache {
         } else {
             BaseRef::Head
         };
+        self.know_base(rev.to_owned(), base.clone());
+        Ok(base)
+    }
+
+    /// Remembers what `rev` names, found another way than [`Cache::base`] would.
+    fn know_base(&self, rev: String, base: BaseRef) {
         let mut bases = lock(&self.bases);
         if bases.len() >= CACHED_BASES {
             bases.clear();
         }
-        bases.insert(rev.to_owned(), base.clone());
-        Ok(base)
+        bases.insert(rev, base);
     }
 
     /// The ASP blob ids of these git blobs, asking git only for those not seen before.
@@ -217,6 +222,23 @@ impl Cache {
         }
         Ok(known)
     }
+}
+
+/// The baseline the embedded host names on a clean start, `git:tree:` of `HEAD`'s tree (`None`
+/// before the first commit); what it names is cached, as [`Cache::base`] would find it.
+pub(crate) async fn head_baseline(root: &Path, cache: &Cache) -> Result<Option<String>> {
+    let git = Git {
+        dir: root,
+        deadline: Instant::now() + DEADLINE,
+        runs: &cache.git_runs,
+        filters: None,
+    };
+    let Some(tree) = git.peel("HEAD", "tree").await? else {
+        return Ok(None);
+    };
+    let rev = format!("git:tree:{tree}");
+    cache.know_base(rev.clone(), BaseRef::Tree(tree));
+    Ok(Some(rev))
 }
 
 /// One path's two sides while the changeset is assembled.

@@ -144,6 +144,19 @@ pub struct Plan {
     pub batch_files: Vec<usize>,
 }
 
+impl Plan {
+    /// This plan, for a host whose status names `baseline`: kept, echoing `baseline` as the host
+    /// issued it, when it names the revision the plan was made against; else `None` (plan again).
+    pub fn for_baseline(mut self, baseline: &Value) -> Option<Plan> {
+        let rev = |b: &Value| b.get("rev").and_then(Value::as_str).map(str::to_owned);
+        let same = rev(baseline).is_some() && rev(baseline) == rev(&self.built.changeset.baseline);
+        same.then(|| {
+            self.built.changeset.baseline = baseline.clone();
+            self
+        })
+    }
+}
+
 /// How far a batched evaluation has come, after each answered batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
@@ -299,6 +312,21 @@ impl Worktree {
         let plan = self.plan(&request).await?;
         self.evaluate_plan(client, &request, plan, call, progress)
             .await
+    }
+
+    /// A plan made before the host names its baseline, against the one the embedded host names on
+    /// a clean start (`git:tree:` of `HEAD`'s tree), so that the working tree is read while the
+    /// host starts; [`Plan::for_baseline`] keeps it only if the host names that tree. `None`
+    /// before the first commit.
+    pub async fn plan_at_head(&self, request: &Evaluate) -> Result<Option<Plan>> {
+        let Some(rev) = changeset::head_baseline(&self.root, &self.cache).await? else {
+            return Ok(None);
+        };
+        let guess = Evaluate {
+            baseline: Some(json!({ "rev": rev })),
+            ..request.clone()
+        };
+        Ok(Some(self.plan(&guess).await?))
     }
 
     /// [`Worktree::evaluate_with`] of a plan made already: a sweep with a baseline of its own

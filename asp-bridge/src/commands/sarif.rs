@@ -217,17 +217,25 @@ async fn live(
         ..Evaluate::at(AdvisoryCallSite::Sweep)
     });
     let worktree = Worktree::new(repo.clone());
-    // A sweep with a baseline of its own (every file, or a branch against its base) is planned
-    // (the working tree read and hashed) while the host starts; the working tree's changes are
-    // planned against the baseline the host's status names.
+    // The evaluation is planned (the working tree read and hashed) while the host starts: a sweep
+    // with a baseline of its own (every file, or a branch against its base) against that; the
+    // working tree's changes against HEAD's tree, the baseline the embedded host names, a plan
+    // kept only if the host's status names that tree (else planned again).
     let (started, planned) = if request.own_baseline() {
         let (started, planned) = tokio::join!(HostProcess::start(&config), worktree.plan(&request));
         (started, Some(planned))
     } else {
-        (HostProcess::start(&config).await, None)
+        let (started, guessed) =
+            tokio::join!(HostProcess::start(&config), worktree.plan_at_head(&request));
+        (started, guessed.ok().flatten().map(Ok))
     };
     let (process, status) = started?;
-    request.baseline = Some(status.value.workspace.baseline.clone());
+    let baseline = status.value.workspace.baseline.clone();
+    let planned = match planned {
+        Some(Ok(plan)) if !request.own_baseline() => plan.for_baseline(&baseline).map(Ok),
+        planned => planned,
+    };
+    request.baseline = Some(baseline);
     let skipped_before = process.client().stats().skipped_frames;
     let progress = |p: bridge_core::worktree::Progress| {
         if p.batches > 1 {
