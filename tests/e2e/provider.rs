@@ -1,4 +1,4 @@
-//! `asp-bridge provider hygiene` as its own process, driven over stdio by a small scripted host
+//! `asp-bridge provider hygiene` (and `linters`) as its own process, driven over stdio by a small scripted host
 //! built on bridge-core's peer: the lifecycle (`initialize` with version negotiation, the
 //! `initialized` grant, `shutdown`, `exit`), `check/evaluate` reading only through the host's
 //! `workspace/readBlob`, answers that validate against the ASP schemas, and `$/cancelRequest`.
@@ -20,6 +20,8 @@ use tokio::sync::Notify;
 use test_support::schema::asp_errors;
 
 use crate::support::{blob_id, bridge_bin};
+
+mod linters;
 
 /// The host side: serves blobs from memory (utf-8), records every id asked for, and never answers
 /// a read of `hang` (it says when one arrived, and when its handler was dropped by a cancel).
@@ -81,10 +83,19 @@ fn start(host: Arc<Host>) -> (Child, Peer) {
     start_with(host, &[])
 }
 
-/// The provider with `env` set on top of this process's environment.
+/// The hygiene provider with `env` set on top of this process's environment.
 fn start_with(host: Arc<Host>, env: &[(&str, &str)]) -> (Child, Peer) {
+    spawn_provider(host, &["provider", "hygiene"], env)
+}
+
+/// `asp-bridge args`, a provider.
+fn start_as(host: Arc<Host>, args: &[&str]) -> (Child, Peer) {
+    spawn_provider(host, args, &[])
+}
+
+fn spawn_provider(host: Arc<Host>, args: &[&str], env: &[(&str, &str)]) -> (Child, Peer) {
     let mut child = Command::new(bridge_bin())
-        .args(["provider", "hygiene"])
+        .args(args)
         .env_remove(BUILD_FINGERPRINT_ENV)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
@@ -92,7 +103,7 @@ fn start_with(host: Arc<Host>, env: &[(&str, &str)]) -> (Child, Peer) {
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .expect("spawn asp-bridge provider hygiene");
+        .expect("spawn asp-bridge provider");
     let reader = BufReader::new(child.stdout.take().unwrap());
     let writer = child.stdin.take().unwrap();
     let probe: ExitProbe = Box::new(|| Box::pin(async { (ExitStatus::Unknown, String::new()) }));
