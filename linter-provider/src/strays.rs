@@ -8,9 +8,9 @@
 //! uses (a linter's daemon), so the last run to end sweeps.
 //!
 //! A run is in flight from its leader's spawn ([`spawn`], under the lock a sweep takes while it
-//! chooses whom to kill) until its leader is reaped ([`Leader`]). Out of reach:
-//! what a linter leaves behind when the provider itself is killed (SIGKILL), which goes to the
-//! nearest subreaper above, or to init.
+//! chooses whom to kill) until its leader is reaped ([`Leader`]). Out of reach: what a linter
+//! leaves behind when the provider itself is killed (SIGKILL), which goes to the nearest subreaper
+//! above, or to init.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
