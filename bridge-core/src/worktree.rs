@@ -148,8 +148,10 @@ impl Plan {
     /// This plan, for a host whose status names `baseline`: kept, echoing `baseline` as the host
     /// issued it, when it names the revision the plan was made against; else `None` (plan again).
     pub fn for_baseline(mut self, baseline: &Value) -> Option<Plan> {
-        let rev = |b: &Value| b.get("rev").and_then(Value::as_str).map(str::to_owned);
-        let same = rev(baseline).is_some() && rev(baseline) == rev(&self.built.changeset.baseline);
+        fn rev(baseline: &Value) -> Option<&str> {
+            baseline.get("rev").and_then(Value::as_str)
+        }
+        let same = rev(baseline).is_some_and(|r| rev(&self.built.changeset.baseline) == Some(r));
         same.then(|| {
             self.built.changeset.baseline = baseline.clone();
             self

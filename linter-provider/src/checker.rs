@@ -47,7 +47,7 @@ where
     let checker = Lint::new(linter)?;
     let served = provider_kit::serve(reader, writer, checker, identity).await;
     // What the linters left behind does not outlive the provider.
-    crate::strays::sweep(std::time::Duration::from_secs(2)).await;
+    crate::strays::sweep().await;
     Ok(served?)
 }
 

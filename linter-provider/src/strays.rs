@@ -27,6 +27,8 @@ static IN_FLIGHT: Mutex<usize> = Mutex::new(0);
 static SWEEPING: Mutex<()> = Mutex::new(());
 /// Most rounds of one sweep: each ends one generation of strays, whose children come back next.
 const ROUNDS: usize = 16;
+/// How long a sweep is waited for: the strays it killed reaped (it goes on alone past that).
+const LIMIT: Duration = Duration::from_secs(2);
 
 /// Makes this process the subreaper of its descendants, so that strays come back to it. The
 /// provider's process does this once at its start; until then (in tests, which share their
@@ -59,10 +61,10 @@ pub(crate) fn spawn(command: &mut Command) -> std::io::Result<(Child, Leader)> {
     Ok((child, Leader(())))
 }
 
-/// Ends every stray, waiting at most `limit` for them to be reaped (off the async threads).
-pub(crate) async fn sweep(limit: Duration) {
+/// Ends every stray, waiting at most [`LIMIT`] for them to be reaped (off the async threads).
+pub(crate) async fn sweep() {
     if ADOPTING.load(Ordering::SeqCst) {
-        let _ = tokio::time::timeout(limit, tokio::task::spawn_blocking(sweep_now)).await;
+        let _ = tokio::time::timeout(LIMIT, tokio::task::spawn_blocking(sweep_now)).await;
     }
 }
 

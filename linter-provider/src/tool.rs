@@ -71,7 +71,7 @@ impl Running {
         // Reaped: its id is no longer the group's to signal, and the run is over.
         self.group.0 = None;
         drop(self.leader.take());
-        strays::sweep(SWEEP_LIMIT).await;
+        strays::sweep().await;
         status
     }
 }
@@ -88,7 +88,7 @@ impl Drop for Running {
                 runtime.spawn(async move {
                     let _ = child.wait().await;
                     drop(leader);
-                    strays::sweep(SWEEP_LIMIT).await;
+                    strays::sweep().await;
                 });
             }
             // No runtime left to wait on it (the provider is ending): the child's `kill_on_drop`
@@ -97,9 +97,6 @@ impl Drop for Running {
         }
     }
 }
-
-/// How long the end of a run waits for the strays it killed to be reaped.
-const SWEEP_LIMIT: Duration = Duration::from_secs(2);
 
 /// Runs `argv` in `cwd` within `limits`. `Err` when it cannot start, misses its deadline (killed),
 /// or its output cannot be read; an exit status of any kind is the caller's to judge.
