@@ -196,10 +196,16 @@ pub fn command_line(pid: u32) -> String {
 /// The peak resident memory of `pid` so far, in bytes (`VmHWM` in `/proc/PID/status`).
 #[cfg(target_os = "linux")]
 pub fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
+    kib_field(&format!("/proc/{pid}/status"), "VmHWM:")
+}
+
+/// The `field` line's `N kB` of the `/proc` file at `path`, in bytes; 0 when there is none.
+#[cfg(target_os = "linux")]
+fn kib_field(path: &str, field: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
 }
@@ -209,12 +215,7 @@ pub fn peak_rss(pid: u32) -> u64 {
 /// executable's pages count once. 0 once it has ended.
 #[cfg(target_os = "linux")]
 pub fn proportional_rss(pid: u32) -> u64 {
-    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    rollup
-        .lines()
-        .find_map(|l| l.strip_prefix("Pss:"))
-        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    kib_field(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
 }
 
 /// Where there is no `/proc` (macOS) there is no `Pss` either: the resident memory now, shared
