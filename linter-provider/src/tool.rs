@@ -2,15 +2,17 @@
 //! own, with a deadline and capped output. Past the deadline, past the output cap, or when the run
 //! is dropped (the evaluation cancelled), the whole group is killed while its leader is not yet
 //! reaped, so the id signalled is still the group's; once the linter exits the group is killed too,
-//! so that nothing it started outlives it or holds its output open. What left the group is ended
-//! once the leader is reaped ([`strays`]).
+//! so that nothing it started outlives it or holds its output open, and its output is read as far
+//! as it was written. What left the group is ended once the leader is reaped ([`strays`]).
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::{Child, Command};
+use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::strays::{self, Leader};
@@ -133,10 +135,13 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         source,
     };
     let group = &running.group;
+    // Set once the linter itself has exited and its group was killed: the pipes then hold all
+    // the output the run will give.
+    let (exit_seen, exit) = watch::channel(false);
     let outputs = async {
         let read = tokio::try_join!(
-            read_capped(stdout, limits.max_stdout, true),
-            read_capped(stderr, limits.max_stderr, false),
+            read_capped(stdout, limits.max_stdout, true, exit.clone()),
+            read_capped(stderr, limits.max_stderr, false, exit.clone()),
         );
         // Past the output cap (or a failed read) the linter is stopped: it may never exit else.
         if !matches!(read, Ok(((_, false), _))) {
@@ -145,14 +150,17 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         read
     };
     // Once the linter itself has exited, what it started is killed, so that a helper that kept
-    // its output open neither holds the run to its deadline nor outlives it. The exit is awaited
-    // without reaping it, so that the group can still be killed by its id.
+    // its output open neither holds the run to its deadline nor outlives it; the output is then
+    // read as far as it was written, so that a helper out of the group's reach (a session of its
+    // own, ended once the run is over) cannot hold the run either. The exit is awaited without
+    // reaping it, so that the group can still be killed by its id.
     let leader = group.0;
     let exited = async {
         if let Some(pid) = leader {
             let _ = tokio::task::spawn_blocking(move || wait_unreaped(pid)).await;
         }
         group.kill();
+        let _ = exit_seen.send(true);
     };
     let both = async { tokio::join!(outputs, exited).0 };
     let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, both).await {
@@ -195,34 +203,101 @@ fn wait_unreaped(pid: i32) {
     }
 }
 
-/// Reads `pipe` to its end. With `stop`, it keeps the first `cap` bytes and reading ends once more
-/// came (the second value says so); without, it keeps the last `cap` bytes.
-async fn read_capped(
-    pipe: Option<impl AsyncRead + Unpin>,
+/// Reads `pipe` to its end, or once `exit` is set, to what was written so far. With `stop`, it
+/// keeps the first `cap` bytes and reading ends once more came (the second value says so);
+/// without, it keeps the last `cap` bytes.
+async fn read_capped<P: AsyncRead + AsRawFd + Unpin>(
+    pipe: Option<P>,
     cap: usize,
     stop: bool,
+    mut exit: watch::Receiver<bool>,
 ) -> std::io::Result<(Vec<u8>, bool)> {
     let Some(mut pipe) = pipe else {
         return Ok((Vec::new(), false));
     };
-    let mut kept = Vec::new();
+    let mut kept = Kept::new(cap, stop);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        let n = pipe.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok((kept, false));
-        }
-        if stop {
-            let room = cap.saturating_sub(kept.len());
-            kept.extend_from_slice(&chunk[..n.min(room)]);
-            if n > room {
-                return Ok((kept, true));
+        tokio::select! {
+            read = pipe.read(&mut chunk) => match read? {
+                0 => return Ok(kept.done(false)),
+                n if kept.push(&chunk[..n]) => return Ok(kept.done(true)),
+                _ => {}
+            },
+            // Nothing is lost: a read that did not complete took no bytes.
+            Ok(_) = exit.wait_for(|exited| *exited) => {
+                let over = drain(pipe.as_raw_fd(), &mut chunk, &mut kept)?;
+                return Ok(kept.done(over));
             }
-        } else {
-            kept.extend_from_slice(&chunk[..n]);
-            let over = kept.len().saturating_sub(cap);
-            kept.drain(..over);
         }
+    }
+}
+
+/// Reads what `fd` (a pipe) holds now, without waiting for more: until it is empty or ends, or
+/// `kept` is full. Whether `kept` is full.
+#[allow(unsafe_code)]
+fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<bool> {
+    // SAFETY: fcntl on an open descriptor takes plain integers.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above; it only adds O_NONBLOCK, which the async pipe has already.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    loop {
+        // SAFETY: `chunk` is valid for writes of its length.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        match usize::try_from(n) {
+            Ok(0) => return Ok(false),
+            Ok(n) => {
+                if kept.push(&chunk[..n]) {
+                    return Ok(true);
+                }
+            }
+            Err(_) => {
+                let error = std::io::Error::last_os_error();
+                match error.kind() {
+                    std::io::ErrorKind::Interrupted => {}
+                    std::io::ErrorKind::WouldBlock => return Ok(false),
+                    _ => return Err(error),
+                }
+            }
+        }
+    }
+}
+
+/// The bytes kept of one output: its first `cap` (with `stop`), or its last `cap`.
+struct Kept {
+    bytes: Vec<u8>,
+    cap: usize,
+    stop: bool,
+}
+
+impl Kept {
+    fn new(cap: usize, stop: bool) -> Kept {
+        Kept {
+            bytes: Vec::new(),
+            cap,
+            stop,
+        }
+    }
+
+    /// Keeps what `chunk` adds; `true` once more came than a `stop` output keeps.
+    fn push(&mut self, chunk: &[u8]) -> bool {
+        if self.stop {
+            let room = self.cap.saturating_sub(self.bytes.len());
+            self.bytes
+                .extend_from_slice(&chunk[..chunk.len().min(room)]);
+            chunk.len() > room
+        } else {
+            self.bytes.extend_from_slice(chunk);
+            let over = self.bytes.len().saturating_sub(self.cap);
+            self.bytes.drain(..over);
+            false
+        }
+    }
+
+    fn done(self, over: bool) -> (Vec<u8>, bool) {
+        (self.bytes, over)
     }
 }
 
@@ -319,6 +394,31 @@ mod tests {
         assert_eq!(ran.code, Some(0));
         let helper = pid_in(&pid_file);
         assert!(ends(helper).await, "still running after 10 s");
+    }
+
+    #[tokio::test]
+    async fn a_helper_out_of_the_group_holding_the_output_open_does_not_hold_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("helper.pid");
+        // The helper, in a session of its own, keeps both pipes open after the shell exits.
+        let script = format!(
+            "setsid sleep 300 & echo $! > {}; printf out; printf err >&2; exit 0",
+            pid_file.display()
+        );
+        let started = Instant::now();
+        let ran = run(&sh(&script), dir.path(), limits()).await;
+        // Not swept here: tests share their process, which is no subreaper.
+        let helper = pid_in(&pid_file);
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &helper.to_string()])
+            .status();
+        let ran = ran.unwrap();
+        assert_eq!((ran.code, ran.stdout.as_slice()), (Some(0), &b"out"[..]));
+        assert_eq!(ran.stderr, b"err");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "long before the deadline"
+        );
     }
 
     #[tokio::test]

@@ -5,14 +5,15 @@
 
 use super::*;
 
-/// A fake linter: it starts a helper in a new session, learns its pid through a FIFO (so the pid
-/// is known before the linter goes on), writes it beside itself, then does `then`.
-fn leaves_a_helper(then: &str) -> String {
+/// A fake linter: it starts a helper in a new session (its outputs redirected by `outputs`, else the
+/// linter's own), learns its pid through a FIFO (so the pid is known before the linter goes on),
+/// writes it beside itself, then does `then`.
+fn leaves_a_helper(outputs: &str, then: &str) -> String {
     format!(
         r#"#!/bin/sh
 dir=$(dirname "$0")
 mkfifo "$dir/ready"
-setsid sh -c 'echo $$ > "$1"; exec sleep 300' helper "$dir/ready" </dev/null >/dev/null 2>&1 &
+setsid sh -c 'echo $$ > "$1"; exec sleep 300' helper "$dir/ready" </dev/null {outputs} &
 read pid < "$dir/ready"
 echo "$pid" > "$dir/helper.pid"
 {then}
@@ -38,14 +39,14 @@ impl Drop for Helper {
     }
 }
 
-/// `asp-bridge sarif` of a change adding a Python file, linted by a fake that leaves a helper and
-/// then does `then`, with `settings` added to its `[[linter]]`: the log, once the helper, which
-/// must be gone by then (ended and reaped before the provider answered: not even a zombie is
-/// left), was checked.
-fn lint_leaving_a_helper(then: &str, settings: &str) -> Value {
+/// `asp-bridge sarif` of a change adding a Python file, linted by a fake that leaves a helper (its
+/// outputs redirected by `outputs`) and then does `then`, with `settings` added to its
+/// `[[linter]]`: the log, once the helper, which must be gone by then (ended and reaped before
+/// the provider answered: not even a zombie is left), was checked.
+fn lint_leaving_a_helper(outputs: &str, then: &str, settings: &str) -> Value {
     let tools = Scratch::new();
     let fake = tools.path().join("leaves-a-helper");
-    std::fs::write(&fake, leaves_a_helper(then)).unwrap();
+    std::fs::write(&fake, leaves_a_helper(outputs, then)).unwrap();
     let installed = Command::new("chmod")
         .args(["755", fake.to_str().unwrap()])
         .status()
@@ -75,13 +76,23 @@ fn lint_leaving_a_helper(then: &str, settings: &str) -> Value {
 
 #[test]
 fn a_process_a_linter_starts_in_a_session_of_its_own_is_ended_with_the_run() {
-    let log = lint_leaving_a_helper(NOTHING_FOUND, "");
+    let log = lint_leaving_a_helper(">/dev/null 2>&1", NOTHING_FOUND, "");
     assert_eq!(log["runs"][0]["results"], json!([]), "{log:#}");
 }
 
 #[test]
+fn a_process_in_a_session_of_its_own_holding_the_linters_output_open_does_not_hold_the_run() {
+    // Required, so that a run that missed its deadline could not be `allow`; the deadline is far
+    // longer than the test takes: the run must end when the linter does.
+    let settings = "timeout-ms = 60000\nrequired-for = [\"sweep\"]\n";
+    let log = lint_leaving_a_helper("", NOTHING_FOUND, settings);
+    assert_eq!(log["runs"][0]["results"], json!([]), "{log:#}");
+    assert_eq!(log["runs"][0]["properties"]["decision"], "allow", "{log:#}");
+}
+
+#[test]
 fn a_process_a_hung_linter_started_in_a_session_of_its_own_is_ended_at_the_deadline() {
-    let log = lint_leaving_a_helper("exec sleep 300", "timeout-ms = 1000\n");
+    let log = lint_leaving_a_helper(">/dev/null 2>&1", "exec sleep 300", "timeout-ms = 1000\n");
     assert!(
         log.to_string()
             .contains("leaves-a-helper did not finish within"),
