@@ -47,26 +47,36 @@ pub(crate) fn line_hashes(text: &str) -> Vec<String> {
 /// The hash of every line of `text`; index 0 is line 1.
 pub(crate) fn hashes(text: &str) -> Vec<LineHash> {
     let mut hasher = Hasher::new();
-    for unit in text.encode_utf16() {
-        hasher.character(i64::from(unit));
-    }
-    hasher.character(END_OF_TEXT);
-    for _ in 0..BLOCK {
-        if hasher.line_numbers[hasher.index].is_some() {
-            hasher.output();
+    let mut rest = text;
+    while !rest.is_empty() {
+        // ASCII, the usual text, byte by byte; anything else as its UTF-16 code units.
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        for &byte in &rest.as_bytes()[..ascii] {
+            hasher.character(u16::from(byte));
         }
-        hasher.update(0);
+        rest = &rest[ascii..];
+        if let Some(c) = rest.chars().next() {
+            let mut units = [0; 2];
+            for &unit in c.encode_utf16(&mut units).iter() {
+                hasher.character(unit);
+            }
+            rest = &rest[c.len_utf8()..];
+        }
     }
-    hasher.hashes
+    hasher.finish()
 }
 
 struct Hasher {
-    window: [i64; BLOCK],
-    line_numbers: [Option<usize>; BLOCK],
+    /// The last [`BLOCK`] kept units, a ring from `index`.
+    window: [u16; BLOCK],
+    /// Whether a line starts at that unit of the ring.
+    starts: [bool; BLOCK],
     hash: i64,
     first_mod: i64,
     index: usize,
-    line_number: usize,
     line_start: bool,
     prev_cr: bool,
     counts: HashMap<u64, u32, BuildHasherDefault<Spread>>,
@@ -98,11 +108,10 @@ impl Hasher {
     fn new() -> Hasher {
         Hasher {
             window: [0; BLOCK],
-            line_numbers: [None; BLOCK],
+            starts: [false; BLOCK],
             hash: 0,
             first_mod: (0..BLOCK).fold(1_i64, |acc, _| acc.wrapping_mul(MOD)),
             index: 0,
-            line_number: 0,
             line_start: true,
             prev_cr: false,
             counts: HashMap::default(),
@@ -110,41 +119,58 @@ impl Hasher {
         }
     }
 
-    fn character(&mut self, unit: i64) {
-        let is = |c: u16| unit == i64::from(c);
-        if is(SPACE) || is(TAB) || (self.prev_cr && is(LF)) {
+    #[inline]
+    fn character(&mut self, unit: u16) {
+        if unit == SPACE || unit == TAB || (self.prev_cr && unit == LF) {
             self.prev_cr = false;
             return;
         }
-        let unit = if is(CR) {
-            self.prev_cr = true;
-            i64::from(LF)
-        } else {
-            self.prev_cr = false;
-            unit
-        };
-        if self.line_numbers[self.index].is_some() {
+        self.prev_cr = unit == CR;
+        let unit = if unit == CR { LF } else { unit };
+        if self.starts[self.index] {
             self.output();
         }
         if self.line_start {
             self.line_start = false;
-            self.line_number += 1;
-            self.line_numbers[self.index] = Some(self.line_number);
+            self.starts[self.index] = true;
         }
-        if unit == i64::from(LF) {
+        if unit == LF {
             self.line_start = true;
         }
-        self.update(unit);
+        self.update(i64::from(unit));
     }
 
+    /// After the text: the end-of-text unit, then zeros until every line's window is full.
+    fn finish(mut self) -> Vec<LineHash> {
+        if self.starts[self.index] {
+            self.output();
+        }
+        if self.line_start {
+            self.starts[self.index] = true;
+        }
+        self.update(END_OF_TEXT);
+        for _ in 0..BLOCK {
+            if self.starts[self.index] {
+                self.output();
+            }
+            self.update(0);
+        }
+        self.hashes
+    }
+
+    #[inline]
     fn update(&mut self, unit: i64) {
-        let begin = self.window[self.index];
-        self.window[self.index] = unit;
+        let begin = i64::from(self.window[self.index]);
+        // The end-of-text unit is 65,535, a `u16` too.
+        self.window[self.index] = unit as u16;
         self.hash = MOD
             .wrapping_mul(self.hash)
             .wrapping_add(unit)
             .wrapping_sub(self.first_mod.wrapping_mul(begin));
-        self.index = (self.index + 1) % BLOCK;
+        self.index += 1;
+        if self.index == BLOCK {
+            self.index = 0;
+        }
     }
 
     fn output(&mut self) {
@@ -152,12 +178,11 @@ impl Hasher {
         let value = self.hash as u64;
         let count = self.counts.entry(value).or_insert(0);
         *count += 1;
-        debug_assert_eq!(self.line_numbers[self.index], Some(self.hashes.len() + 1));
         self.hashes.push(LineHash {
             value,
             count: *count,
         });
-        self.line_numbers[self.index] = None;
+        self.starts[self.index] = false;
     }
 }
 
@@ -309,6 +334,97 @@ mod tests {
                 "c129715d7a2bc9a3:1",
             ]
         );
+    }
+
+    /// The algorithm as the action writes it, unit by unit over `charCodeAt` (its `hash` function
+    /// in `src/fingerprints.ts`): what [`hashes`] must give, however it gets there.
+    fn as_the_action_writes_it(text: &str) -> Vec<String> {
+        let units: Vec<i64> = text.encode_utf16().map(i64::from).collect();
+        let first_mod = (0..BLOCK).fold(1_i64, |acc, _| acc.wrapping_mul(MOD));
+        let mut window = [0_i64; BLOCK];
+        let mut line_numbers: [Option<usize>; BLOCK] = [None; BLOCK];
+        let (mut hash, mut index, mut line_number) = (0_i64, 0, 0);
+        let (mut line_start, mut prev_cr) = (true, false);
+        let mut counts: HashMap<u64, u32> = HashMap::new();
+        let mut out = Vec::new();
+        let mut output = |hash: i64, out: &mut Vec<String>| {
+            let count = counts.entry(hash as u64).or_insert(0);
+            *count += 1;
+            out.push(format!("{:x}:{count}", hash as u64));
+        };
+        let mut update = |unit: i64, hash: &mut i64, index: &mut usize, window: &mut [i64]| {
+            let begin = window[*index];
+            window[*index] = unit;
+            *hash = MOD
+                .wrapping_mul(*hash)
+                .wrapping_add(unit)
+                .wrapping_sub(first_mod.wrapping_mul(begin));
+            *index = (*index + 1) % BLOCK;
+        };
+        for unit in units.into_iter().chain([END_OF_TEXT]) {
+            let space = unit == i64::from(SPACE) || unit == i64::from(TAB);
+            if space || (prev_cr && unit == i64::from(LF)) {
+                prev_cr = false;
+                continue;
+            }
+            prev_cr = unit == i64::from(CR);
+            let unit = if prev_cr { i64::from(LF) } else { unit };
+            if line_numbers[index].take().is_some() {
+                output(hash, &mut out);
+            }
+            if line_start {
+                line_start = false;
+                line_number += 1;
+                line_numbers[index] = Some(line_number);
+            }
+            line_start = unit == i64::from(LF);
+            update(unit, &mut hash, &mut index, &mut window);
+        }
+        for _ in 0..BLOCK {
+            if line_numbers[index].take().is_some() {
+                output(hash, &mut out);
+            }
+            update(0, &mut hash, &mut index, &mut window);
+        }
+        out
+    }
+
+    #[test]
+    fn any_text_hashes_as_the_action_writes_it() {
+        // Texts of spaces, tabs, each newline convention, ASCII, accents, CJK and emoji, short
+        // lines and lines longer than the window, from a fixed seed.
+        let pieces = [
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            "\r\n",
+            "a",
+            "x = 1;",
+            "é",
+            "漢字",
+            "😀",
+            "\u{ffff}",
+            &"long line ".repeat(15),
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..500 {
+            let mut text = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            for _ in 0..seed % 60 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(
+                line_hashes(&text),
+                as_the_action_writes_it(&text),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
