@@ -47,26 +47,35 @@ pub(crate) async fn run(args: SarifArgs) -> anyhow::Result<()> {
     }
     // Checked before anything is evaluated: a log that cannot be written is known at once.
     let output = Output::parse(&args.output)?;
-    let (decision, mut options, left_out) = match &args.from {
+    let (decision, mut options, left_out, host) = match &args.from {
         Some(file) => {
             let (decision, options) = saved(file, args.repo.as_deref())?;
-            (decision, options, Vec::new())
+            (decision, options, Vec::new(), None)
         }
-        None => live(&args, &output).await?,
+        None => {
+            let (decision, options, left_out, host) = live(&args, &output).await?;
+            (decision, options, left_out, Some(host))
+        }
     };
     options.category = args.category;
     options.pretty = args.pretty;
     let not_run = decision.not_run();
     // Converting reads workspace files (line hashes) and writing a large log takes a while: both run
-    // off the async executor. The log is written as it is produced, its results one at a time.
-    let (written, summary, output) = tokio::task::spawn_blocking(move || {
+    // off the async executor, while the host, whose part is done, stops (the command ends only once
+    // it has). The log is written as it is produced, its results one at a time.
+    let exported = tokio::task::spawn_blocking(move || {
         let export = sarif_export::export(&decision, &options);
         output
             .write(|out| export.write_to(out))
             .map(|written| (written, export.summary().clone(), output))
-    })
-    .await
-    .context("the SARIF conversion stopped")??;
+    });
+    let stopped = async {
+        if let Some(host) = host {
+            host.shutdown().await;
+        }
+    };
+    let (exported, ()) = tokio::join!(exported, stopped);
+    let (written, summary, output) = exported.context("the SARIF conversion stopped")??;
     if written == Written::ReaderGone {
         return Ok(());
     }
@@ -201,10 +210,12 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
 /// Asks the host: status (the handshake, for the baseline), then the evaluation of the working tree
 /// at the `sweep` call site (in batches past `--batch-files` or `--batch-bytes`, with a progress line per batch); the
 /// host is shut down whatever the outcome.
+/// The host's decision on the working tree, the log's options, what was left out, and the host,
+/// its part done, to be stopped by the caller (on an error, it is stopped here).
 async fn live(
     args: &SarifArgs,
     output: &Output,
-) -> anyhow::Result<(Decision, Options, Vec<Skipped>)> {
+) -> anyhow::Result<(Decision, Options, Vec<Skipped>, HostProcess)> {
     let repo = crate::setup::workspace_root(args.repo.as_deref())?;
     let mut config = crate::setup::one_shot_config(&args.host, &repo)?;
     config.client.max_frame = config.client.max_frame.max(SWEEP_MAX_FRAME);
@@ -265,30 +276,11 @@ async fn live(
         }
     };
     let skipped = process.client().stats().skipped_frames > skipped_before;
-    process.shutdown().await;
     let evaluation = match outcome {
         Ok(evaluation) => evaluation,
-        // The answer was too large to read: the cap applied, not the host's health.
-        Err(bridge_core::Error::Peer(rpc_peer::Error::Timeout { method, .. })) if skipped => {
-            anyhow::bail!(
-                "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
-             it was skipped; --batch-files N sends fewer files per request",
-                SWEEP_MAX_FRAME / (1024 * 1024)
-            )
-        }
         Err(error) => {
-            let about_the_option = error.fail_class() == FailClass::Input
-                || matches!(
-                    error,
-                    bridge_core::Error::Peer(rpc_peer::Error::Refused {
-                        code: asp_wire::code::STALE_BASELINE,
-                        ..
-                    })
-                );
-            return Err(match args.sweep.option() {
-                Some(option) if about_the_option => anyhow::Error::new(error).context(option),
-                _ => error.into(),
-            });
+            process.shutdown().await;
+            return Err(failed(args, error, skipped));
         }
     };
     if evaluation.changed_files == 0 {
@@ -314,7 +306,34 @@ async fn live(
         left_out: evaluation.skipped.clone(),
         ..Options::default()
     };
-    Ok((evaluation.decision, options, evaluation.skipped))
+    Ok((evaluation.decision, options, evaluation.skipped, process))
+}
+
+/// The command's error for an evaluation that failed: an answer too large to read says the cap
+/// that applied (not the host's health); an input error, or a baseline the host refused, names
+/// the option that chose what was evaluated.
+fn failed(args: &SarifArgs, error: bridge_core::Error, skipped: bool) -> anyhow::Error {
+    if let bridge_core::Error::Peer(rpc_peer::Error::Timeout { method, .. }) = &error
+        && skipped
+    {
+        return anyhow::anyhow!(
+            "the host's answer to {method} was larger than {} MiB, the limit of a host answer; \
+             it was skipped; --batch-files N sends fewer files per request",
+            SWEEP_MAX_FRAME / (1024 * 1024)
+        );
+    }
+    let about_the_option = error.fail_class() == FailClass::Input
+        || matches!(
+            error,
+            bridge_core::Error::Peer(rpc_peer::Error::Refused {
+                code: asp_wire::code::STALE_BASELINE,
+                ..
+            })
+        );
+    match args.sweep.option() {
+        Some(option) if about_the_option => anyhow::Error::new(error).context(option),
+        _ => error.into(),
+    }
 }
 
 /// The line that says an evaluation had nothing to send, and what to do about it.
