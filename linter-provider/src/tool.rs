@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use repo_io::read::Kept;
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
@@ -140,8 +141,18 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
     let (exit_seen, exit) = watch::channel(false);
     let outputs = async {
         let read = tokio::try_join!(
-            read_capped(stdout, limits.max_stdout, true, exit.clone()),
-            read_capped(stderr, limits.max_stderr, false, exit.clone()),
+            read_capped(
+                stdout,
+                limits.max_stdout,
+                Kept::first(limits.max_stdout + 1),
+                exit.clone()
+            ),
+            read_capped(
+                stderr,
+                limits.max_stderr,
+                Kept::last(limits.max_stderr),
+                exit.clone()
+            ),
         );
         // Past the output cap (or a failed read) the linter is stopped: it may never exit else.
         if !matches!(read, Ok(((_, false), _))) {
@@ -203,40 +214,44 @@ fn wait_unreaped(pid: i32) {
     }
 }
 
-/// Reads `pipe` to its end, or once `exit` is set, to what was written so far. With `stop`, it
-/// keeps the first `cap` bytes and reading ends once more came (the second value says so);
-/// without, it keeps the last `cap` bytes.
+/// Reads `pipe` into `kept` to its end, or once `exit` is set, to what was written so far; a
+/// `first` reading ends once more than `cap` bytes came, the second value saying so.
 async fn read_capped<P: AsyncRead + AsRawFd + Unpin>(
     pipe: Option<P>,
     cap: usize,
-    stop: bool,
+    mut kept: Kept,
     mut exit: watch::Receiver<bool>,
 ) -> std::io::Result<(Vec<u8>, bool)> {
+    let done = |kept: Kept| {
+        let mut bytes = kept.into_bytes();
+        let over = bytes.len() > cap;
+        bytes.truncate(cap);
+        (bytes, over)
+    };
     let Some(mut pipe) = pipe else {
         return Ok((Vec::new(), false));
     };
-    let mut kept = Kept::new(cap, stop);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         tokio::select! {
             read = pipe.read(&mut chunk) => match read? {
-                0 => return Ok(kept.done(false)),
-                n if kept.push(&chunk[..n]) => return Ok(kept.done(true)),
+                0 => return Ok(done(kept)),
+                n if kept.push(&chunk[..n]) => return Ok(done(kept)),
                 _ => {}
             },
             // Nothing is lost: a read that did not complete took no bytes.
             Ok(_) = exit.wait_for(|exited| *exited) => {
-                let over = drain(pipe.as_raw_fd(), &mut chunk, &mut kept)?;
-                return Ok(kept.done(over));
+                drain(pipe.as_raw_fd(), &mut chunk, &mut kept)?;
+                return Ok(done(kept));
             }
         }
     }
 }
 
-/// Reads what `fd` (a pipe) holds now, without waiting for more: until it is empty or ends, or
-/// `kept` is full. Whether `kept` is full.
+/// Reads what `fd` (a pipe) holds now into `kept`, without waiting for more: until it is empty or
+/// ends, or `kept` has all it keeps.
 #[allow(unsafe_code)]
-fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<bool> {
+fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<()> {
     // SAFETY: fcntl on an open descriptor takes plain integers.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     // SAFETY: as above; it only adds O_NONBLOCK, which the async pipe has already.
@@ -247,57 +262,21 @@ fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<bool> 
         // SAFETY: `chunk` is valid for writes of its length.
         let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
         match usize::try_from(n) {
-            Ok(0) => return Ok(false),
+            Ok(0) => return Ok(()),
             Ok(n) => {
                 if kept.push(&chunk[..n]) {
-                    return Ok(true);
+                    return Ok(());
                 }
             }
             Err(_) => {
                 let error = std::io::Error::last_os_error();
                 match error.kind() {
                     std::io::ErrorKind::Interrupted => {}
-                    std::io::ErrorKind::WouldBlock => return Ok(false),
+                    std::io::ErrorKind::WouldBlock => return Ok(()),
                     _ => return Err(error),
                 }
             }
         }
-    }
-}
-
-/// The bytes kept of one output: its first `cap` (with `stop`), or its last `cap`.
-struct Kept {
-    bytes: Vec<u8>,
-    cap: usize,
-    stop: bool,
-}
-
-impl Kept {
-    fn new(cap: usize, stop: bool) -> Kept {
-        Kept {
-            bytes: Vec::new(),
-            cap,
-            stop,
-        }
-    }
-
-    /// Keeps what `chunk` adds; `true` once more came than a `stop` output keeps.
-    fn push(&mut self, chunk: &[u8]) -> bool {
-        if self.stop {
-            let room = self.cap.saturating_sub(self.bytes.len());
-            self.bytes
-                .extend_from_slice(&chunk[..chunk.len().min(room)]);
-            chunk.len() > room
-        } else {
-            self.bytes.extend_from_slice(chunk);
-            let over = self.bytes.len().saturating_sub(self.cap);
-            self.bytes.drain(..over);
-            false
-        }
-    }
-
-    fn done(self, over: bool) -> (Vec<u8>, bool) {
-        (self.bytes, over)
     }
 }
 

@@ -268,5 +268,50 @@ pub fn read_small(root: &Path, relative: &Path, max: u64) -> io::Result<Option<V
     }
 }
 
+/// What is kept of a stream read chunk by chunk: its first `cap` bytes ([`Kept::first`]) or its
+/// last ([`Kept::last`]); the rest is dropped as it comes, so a flood costs no memory.
+pub struct Kept {
+    bytes: Vec<u8>,
+    cap: usize,
+    last: bool,
+}
+
+impl Kept {
+    pub fn first(cap: usize) -> Kept {
+        Kept {
+            bytes: Vec::new(),
+            cap,
+            last: false,
+        }
+    }
+
+    pub fn last(cap: usize) -> Kept {
+        Kept {
+            bytes: Vec::new(),
+            cap,
+            last: true,
+        }
+    }
+
+    /// Keeps what it keeps of `chunk`; `true` once the first `cap` bytes are all in (never for
+    /// the last ones), so that a reader that needs no more can stop there.
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        if self.last {
+            self.bytes.extend_from_slice(chunk);
+            let over = self.bytes.len().saturating_sub(self.cap);
+            self.bytes.drain(..over);
+            return false;
+        }
+        let room = self.cap.saturating_sub(self.bytes.len());
+        self.bytes
+            .extend_from_slice(&chunk[..chunk.len().min(room)]);
+        self.bytes.len() >= self.cap
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
 #[cfg(test)]
 mod tests;

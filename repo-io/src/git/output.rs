@@ -8,6 +8,7 @@ use std::time::Instant;
 use tokio::io::AsyncReadExt as _;
 
 use crate::error::{Error, Result};
+use crate::read::Kept;
 
 /// Most bytes of a git listing read whole (status, diff-index, ls-files, ls-tree, rev-parse).
 pub const MAX_LISTING: usize = 64 * 1024 * 1024;
@@ -75,39 +76,13 @@ async fn keep<R: tokio::io::AsyncRead + Unpin>(
     cap: usize,
     stop: bool,
 ) -> std::io::Result<Vec<u8>> {
-    let mut kept = Kept::new(cap, stop);
+    let mut kept = Kept::first(cap);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = reader.read(&mut chunk).await?;
-        if n == 0 || kept.push(&chunk[..n]) {
-            return Ok(kept.bytes);
+        if n == 0 || (kept.push(&chunk[..n]) && stop) {
+            return Ok(kept.into_bytes());
         }
-    }
-}
-
-/// The first `cap` bytes of a stream, as [`keep`] and [`keep_blocking`] read it.
-struct Kept {
-    bytes: Vec<u8>,
-    cap: usize,
-    /// Reading ends at the cap (else the rest is read and dropped).
-    stop: bool,
-}
-
-impl Kept {
-    fn new(cap: usize, stop: bool) -> Kept {
-        Kept {
-            bytes: Vec::new(),
-            cap,
-            stop,
-        }
-    }
-
-    /// Keeps what fits of `chunk`; whether reading should end here.
-    fn push(&mut self, chunk: &[u8]) -> bool {
-        let room = self.cap.saturating_sub(self.bytes.len());
-        self.bytes
-            .extend_from_slice(&chunk[..chunk.len().min(room)]);
-        self.stop && self.bytes.len() >= self.cap
     }
 }
 
@@ -197,7 +172,7 @@ fn keep_blocking(
     cap: usize,
     stop: bool,
 ) -> std::io::Result<Vec<u8>> {
-    let mut kept = Kept::new(cap, stop);
+    let mut kept = Kept::first(cap);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut chunk) {
@@ -205,8 +180,8 @@ fn keep_blocking(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if n == 0 || kept.push(&chunk[..n]) {
-            return Ok(kept.bytes);
+        if n == 0 || (kept.push(&chunk[..n]) && stop) {
+            return Ok(kept.into_bytes());
         }
     }
 }
