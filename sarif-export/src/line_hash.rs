@@ -352,7 +352,7 @@ mod tests {
             *count += 1;
             out.push(format!("{:x}:{count}", hash as u64));
         };
-        let mut update = |unit: i64, hash: &mut i64, index: &mut usize, window: &mut [i64]| {
+        let update = |unit: i64, hash: &mut i64, index: &mut usize, window: &mut [i64]| {
             let begin = window[*index];
             window[*index] = unit;
             *hash = MOD
@@ -373,7 +373,6 @@ mod tests {
                 output(hash, &mut out);
             }
             if line_start {
-                line_start = false;
                 line_number += 1;
                 line_numbers[index] = Some(line_number);
             }
