@@ -26,6 +26,9 @@ pub(crate) struct Lint {
     /// The linter's program as last seen: what was kept is forgotten when another file stands
     /// there (the tool was upgraded while the provider ran), so no answer mixes two versions.
     program: Mutex<Option<Stamp>>,
+    /// One run of the linter at a time: evaluations that overlap (a sweep's next batch, an
+    /// editor's save during an agent's call) take turns, so its memory is never spent twice.
+    turn: tokio::sync::Semaphore,
 }
 
 /// What tells one installed program from another at the same path: its file's device, inode,
@@ -77,6 +80,7 @@ impl Lint {
             },
             kept: Mutex::new(Kept::default()),
             program: Mutex::new(None),
+            turn: tokio::sync::Semaphore::new(1),
         })
     }
 
@@ -327,6 +331,13 @@ impl Checker for Lint {
                 .iter()
                 .map(|&i| (sides[i].path.clone(), sides[i].bytes.clone()))
                 .collect();
+            let deadline = tokio::time::Instant::from_std(run.deadline);
+            let Ok(Ok(_turn)) = tokio::time::timeout_at(deadline, self.turn.acquire()).await else {
+                return Err(format!(
+                    "{}: another evaluation was running it until this one's deadline",
+                    self.linter.id
+                ));
+            };
             let mut linted = lint::lint(&self.linter, files, config_bytes, run.deadline).await?;
             cut = linted.cut;
             checked_notes.append(&mut linted.notes);

@@ -749,3 +749,34 @@ async fn a_file_name_that_starts_with_a_dash_is_never_an_option() {
         ]
     );
 }
+
+#[tokio::test]
+async fn overlapping_evaluations_take_turns_at_the_linter() {
+    // Each run marks itself running for up to 2 s, and says so when it sees another run's mark.
+    let fake = Fake::each_file_after(
+        r#"touch "$log/running-$$"
+i=0
+while [ $i -lt 20 ]; do
+  if [ "$(ls "$log" | grep -c '^running-')" -gt 1 ]; then echo together >> "$log/seen"; break; fi
+  sleep 0.1
+  i=$((i+1))
+done
+rm "$log/running-$$""#,
+    );
+    let lint = fake.lint(&["{files}"]);
+    let mut memory = Memory::default();
+    let a = created(&mut memory, &[("a.py", "a = 1\n")]);
+    let b = created(&mut memory, &[("b.py", "b = 1\n")]);
+    let (first, second) = tokio::join!(
+        assess(&lint, &memory, params(a, "all"), LONG),
+        assess(&lint, &memory, params(b, "all"), LONG),
+    );
+    assert_eq!(fake.runs().len(), 2, "{:?}", fake.runs());
+    assert_eq!(
+        fake.lines("seen"),
+        Vec::<String>::new(),
+        "one run at a time"
+    );
+    assert_eq!(findings(&first).len(), 1, "{first:#}");
+    assert_eq!(findings(&second).len(), 1, "{second:#}");
+}
