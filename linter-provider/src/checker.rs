@@ -26,8 +26,8 @@ pub(crate) struct Lint {
     /// The linter's program as last seen: what was kept is forgotten when another file stands
     /// there (the tool was upgraded while the provider ran), so no answer mixes two versions.
     program: Mutex<Option<Stamp>>,
-    /// One run of the linter at a time: evaluations that overlap (a sweep's next batch, an
-    /// editor's save during an agent's call) take turns, so its memory is never spent twice.
+    /// One run of the linter at a time: evaluations that overlap (an agent's calls made together,
+    /// an editor's save during an agent's call) take turns, so its memory is never spent twice.
     turn: tokio::sync::Semaphore,
 }
 

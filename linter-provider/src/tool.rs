@@ -141,18 +141,9 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
     let (exit_seen, exit) = watch::channel(false);
     let outputs = async {
         let read = tokio::try_join!(
-            read_capped(
-                stdout,
-                limits.max_stdout,
-                Kept::first(limits.max_stdout + 1),
-                exit.clone()
-            ),
-            read_capped(
-                stderr,
-                limits.max_stderr,
-                Kept::last(limits.max_stderr),
-                exit.clone()
-            ),
+            // One byte more than the cap: a run that printed it went past the cap.
+            read_capped(stdout, Kept::first(limits.max_stdout + 1), exit.clone()),
+            read_capped(stderr, Kept::last(limits.max_stderr), exit.clone()),
         );
         // Past the output cap (or a failed read) the linter is stopped: it may never exit else.
         if !matches!(read, Ok(((_, false), _))) {
@@ -174,7 +165,8 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         let _ = exit_seen.send(true);
     };
     let both = async { tokio::join!(outputs, exited).0 };
-    let ((stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, both).await {
+    let ((mut stdout, stdout_over), (stderr, _)) = match tokio::time::timeout_at(until, both).await
+    {
         Ok(read) => read.map_err(io)?,
         Err(_) => {
             let _ = running.reap().await;
@@ -185,6 +177,7 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         }
     };
     let status = running.reap().await.map_err(io)?;
+    stdout.truncate(limits.max_stdout);
     Ok(Ran {
         code: if stdout_over { None } else { status.code() },
         stdout,
@@ -214,44 +207,37 @@ fn wait_unreaped(pid: i32) {
     }
 }
 
-/// Reads `pipe` into `kept` to its end, or once `exit` is set, to what was written so far; a
-/// `first` reading ends once more than `cap` bytes came, the second value saying so.
+/// Reads `pipe` into `kept` to its end, or once `exit` is set, to what was written so far; reading
+/// ends once `kept` has all it keeps, the second value saying so.
 async fn read_capped<P: AsyncRead + AsRawFd + Unpin>(
     pipe: Option<P>,
-    cap: usize,
     mut kept: Kept,
     mut exit: watch::Receiver<bool>,
 ) -> std::io::Result<(Vec<u8>, bool)> {
-    let done = |kept: Kept| {
-        let mut bytes = kept.into_bytes();
-        let over = bytes.len() > cap;
-        bytes.truncate(cap);
-        (bytes, over)
-    };
     let Some(mut pipe) = pipe else {
         return Ok((Vec::new(), false));
     };
     let mut chunk = vec![0u8; 64 * 1024];
-    loop {
+    let full = loop {
         tokio::select! {
             read = pipe.read(&mut chunk) => match read? {
-                0 => return Ok(done(kept)),
-                n if kept.push(&chunk[..n]) => return Ok(done(kept)),
+                0 => break false,
+                n if kept.push(&chunk[..n]) => break true,
                 _ => {}
             },
             // Nothing is lost: a read that did not complete took no bytes.
             Ok(_) = exit.wait_for(|exited| *exited) => {
-                drain(pipe.as_raw_fd(), &mut chunk, &mut kept)?;
-                return Ok(done(kept));
+                break drain(pipe.as_raw_fd(), &mut chunk, &mut kept)?;
             }
         }
-    }
+    };
+    Ok((kept.into_bytes(), full))
 }
 
 /// Reads what `fd` (a pipe) holds now into `kept`, without waiting for more: until it is empty or
-/// ends, or `kept` has all it keeps.
+/// ends, or `kept` has all it keeps (then `true`).
 #[allow(unsafe_code)]
-fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<()> {
+fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<bool> {
     // SAFETY: fcntl on an open descriptor takes plain integers.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     // SAFETY: as above; it only adds O_NONBLOCK, which the async pipe has already.
@@ -262,17 +248,17 @@ fn drain(fd: RawFd, chunk: &mut [u8], kept: &mut Kept) -> std::io::Result<()> {
         // SAFETY: `chunk` is valid for writes of its length.
         let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
         match usize::try_from(n) {
-            Ok(0) => return Ok(()),
+            Ok(0) => return Ok(false),
             Ok(n) => {
                 if kept.push(&chunk[..n]) {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             Err(_) => {
                 let error = std::io::Error::last_os_error();
                 match error.kind() {
                     std::io::ErrorKind::Interrupted => {}
-                    std::io::ErrorKind::WouldBlock => return Ok(()),
+                    std::io::ErrorKind::WouldBlock => return Ok(false),
                     _ => return Err(error),
                 }
             }

@@ -208,10 +208,9 @@ fn saved(file: &Path, repo: Option<&Path>) -> anyhow::Result<(Decision, Options)
 }
 
 /// Asks the host: status (the handshake, for the baseline), then the evaluation of the working tree
-/// at the `sweep` call site (in batches past `--batch-files` or `--batch-bytes`, with a progress line per batch); the
-/// host is shut down whatever the outcome.
-/// The host's decision on the working tree, the log's options, what was left out, and the host,
-/// its part done, to be stopped by the caller (on an error, it is stopped here).
+/// at the `sweep` call site (in batches past `--batch-files` or `--batch-bytes`, with a progress
+/// line per batch). Gives the decision, the log's options, what was left out, and the host, its
+/// part done, for the caller to stop; on an error the host is stopped here.
 async fn live(
     args: &SarifArgs,
     output: &Output,
