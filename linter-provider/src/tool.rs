@@ -286,6 +286,29 @@ mod tests {
         vec!["sh".into(), "-c".into(), script.into()]
     }
 
+    /// A script that starts `helper` in the background, writes its pid to `helper.pid` in `dir`
+    /// (see [`helper_in`]), then does `then`.
+    fn with_helper(dir: &Path, helper: &str, then: &str) -> Vec<String> {
+        let pid_file = dir.join("helper.pid");
+        sh(&format!(
+            "{helper} & echo $! > {}; {then}",
+            pid_file.display()
+        ))
+    }
+
+    /// The pid of the helper [`with_helper`] started.
+    fn helper_in(dir: &Path) -> u32 {
+        pid_in(&dir.join("helper.pid"))
+    }
+
+    /// The helper [`with_helper`] started is gone (within 10 s).
+    async fn assert_helper_ended(dir: &Path) {
+        assert!(
+            ends(helper_in(dir)).await,
+            "the helper still runs after 10 s"
+        );
+    }
+
     /// The pid a test script wrote to `file`.
     fn pid_in(file: &std::path::Path) -> u32 {
         let text = std::fs::read_to_string(file).unwrap();
@@ -316,21 +339,19 @@ mod tests {
     #[tokio::test]
     async fn past_the_deadline_the_linter_and_what_it_started_are_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("helper.pid");
-        let script = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+        let script = with_helper(dir.path(), "sleep 300", "wait");
         let started = Instant::now();
         let short = Limits {
             deadline: Duration::from_millis(500),
             ..limits()
         };
-        let error = run(&sh(&script), dir.path(), short).await.unwrap_err();
+        let error = run(&script, dir.path(), short).await.unwrap_err();
         assert!(matches!(error, Error::Timeout { .. }), "{error}");
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "long before the sleep ends"
         );
-        let helper = pid_in(&pid_file);
-        assert!(ends(helper).await, "still running after 10 s");
+        assert_helper_ended(dir.path()).await;
     }
 
     #[tokio::test]
@@ -349,33 +370,24 @@ mod tests {
     #[tokio::test]
     async fn a_helper_left_behind_after_a_normal_exit_is_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("helper.pid");
         // The helper keeps no pipe open, so the run ends when the shell exits.
-        let script = format!(
-            "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > {}; exit 0",
-            pid_file.display()
-        );
-        let ran = run(&sh(&script), dir.path(), limits()).await.unwrap();
+        let script = with_helper(dir.path(), "sleep 300 >/dev/null 2>&1 </dev/null", "exit 0");
+        let ran = run(&script, dir.path(), limits()).await.unwrap();
         assert_eq!(ran.code, Some(0));
-        let helper = pid_in(&pid_file);
-        assert!(ends(helper).await, "still running after 10 s");
+        assert_helper_ended(dir.path()).await;
     }
 
     #[tokio::test]
     async fn a_helper_out_of_the_group_holding_the_output_open_does_not_hold_the_run() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("helper.pid");
         // The helper, in a session of its own, keeps both pipes open after the shell exits.
-        let script = format!(
-            "setsid sleep 300 & echo $! > {}; printf out; printf err >&2; exit 0",
-            pid_file.display()
-        );
+        let then = "printf out; printf err >&2; exit 0";
+        let script = with_helper(dir.path(), "setsid sleep 300", then);
         let started = Instant::now();
-        let ran = run(&sh(&script), dir.path(), limits()).await;
+        let ran = run(&script, dir.path(), limits()).await;
         // Not swept here: tests share their process, which is no subreaper.
-        let helper = pid_in(&pid_file);
         let _ = std::process::Command::new("kill")
-            .args(["-9", &helper.to_string()])
+            .args(["-9", &helper_in(dir.path()).to_string()])
             .status();
         let ran = ran.unwrap();
         assert_eq!((ran.code, ran.stdout.as_slice()), (Some(0), &b"out"[..]));
