@@ -37,7 +37,8 @@ pub fn check_workspace(repo: &std::path::Path) -> Result<()> {
 }
 
 /// Serves the outer seam on a byte-stream pair (the CLI gives its stdin and stdout) until the
-/// input ends, `exit` arrives or SIGTERM/SIGINT does; every provider is stopped before it returns.
+/// input ends, `exit` arrives or SIGTERM/SIGINT does; every provider is stopped before it returns,
+/// and what they left behind is ended ([`rpc_peer::child::strays`]).
 pub async fn serve<R, W>(reader: R, writer: W, options: Options) -> Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -85,6 +86,9 @@ where
         () = host.shutdown() => {}
         () = terminated() => tracing::info!("terminated while stopping the providers; killing them"),
     }
+    // What a provider started out of its group's reach (`setsid`) came back to this process when
+    // the provider ended, if it adopted (`asp-bridge host serve` does): it ends with the host.
+    rpc_peer::child::strays::end_all_within().await;
     Ok(())
 }
 

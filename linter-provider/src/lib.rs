@@ -19,7 +19,7 @@ mod kept;
 mod lint;
 pub mod preset;
 pub mod scratch;
-pub mod strays;
+mod strays;
 mod to_kit;
 pub mod tool;
 

@@ -10,6 +10,7 @@
 
 mod leader;
 pub mod program;
+pub mod strays;
 mod watcher;
 
 use std::borrow::Borrow;

@@ -249,6 +249,37 @@ async fn a_helper_a_provider_started_does_not_outlive_a_sigkill_of_the_host() {
     wait(FifoWriters::wait_closed, helper).await.unwrap();
 }
 
+#[tokio::test]
+async fn a_process_a_provider_started_in_a_session_of_its_own_ends_with_the_host() {
+    let repo = repo();
+    let dir = tempfile::tempdir().unwrap();
+    // The helper holds this FIFO open as long as it lives, out of reach of the provider's group.
+    let fifo = dir.path().join("helper");
+    let helper = FifoWriters::new(&fifo);
+    let mut provider = Provider::fake("none");
+    let script = r#"setsid sleep 600 >"$0" & exec "$@""#;
+    provider.command = Some(vec![
+        "sh".into(),
+        "-c".into(),
+        script.into(),
+        fifo.to_string_lossy().into_owned(),
+        fake().into(),
+    ]);
+    let config = Config::new(&[provider]);
+    let host = Host::start(repo.path(), &config);
+    let wait = |f: fn(&FifoWriters, Duration), helper| {
+        tokio::task::spawn_blocking(move || {
+            f(&helper, LIMIT);
+            helper
+        })
+    };
+    let helper = wait(FifoWriters::wait_opened, helper).await.unwrap();
+    // The orderly end: the provider is stopped with its group; the helper came back to the host,
+    // which ends it before it exits.
+    host.finish().await;
+    wait(FifoWriters::wait_closed, helper).await.unwrap();
+}
+
 /// A SIGTERM while the providers are being stopped ends the stop at once, killing them, instead of
 /// waiting for the stop's bound. The host runs in this process so that the clock can be paused once
 /// the provider holds its answer to `shutdown` and the signal is delivered: a paused clock only

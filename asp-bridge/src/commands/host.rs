@@ -21,6 +21,10 @@ async fn serve(args: HostServeArgs) -> anyhow::Result<()> {
         builtin_launcher: vec![exe.to_string_lossy().into_owned(), "provider".into()],
         check_linter: linter_provider::from_config::check,
     };
+    // What a provider starts and leaves behind comes back to this process, which ends it.
+    if let Err(error) = rpc_peer::child::strays::adopt() {
+        tracing::warn!(%error, "what a provider leaves behind cannot be ended");
+    }
     let (input, output) = crate::stdio::pipes();
     core_host::serve(input, output, options).await?;
     Ok(())

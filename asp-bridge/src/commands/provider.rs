@@ -24,7 +24,7 @@ pub(crate) async fn run(args: ProviderArgs) -> anyhow::Result<()> {
             let mut linter = Linter::from_config(&entry)?;
             linter.command[0] = installed(&linter)?;
             // What a linter starts and leaves behind comes back to this process, which ends it.
-            if let Err(error) = linter_provider::strays::adopt() {
+            if let Err(error) = rpc_peer::child::strays::adopt() {
                 tracing::warn!(%error, "what a linter leaves behind cannot be ended");
             }
             let identity = identity().await?;
