@@ -217,67 +217,83 @@ async fn the_configuration_comes_from_asp_bridge_config_or_the_xdg_location() {
     host.finish().await;
 }
 
+/// A host whose one provider (the fake) first starts `sleep 600` as `start` says (`sleep` or
+/// `setsid sleep`), holding a FIFO open as long as it lives: the test knows without polling when
+/// the helper has started ([`Helper::started`]) and when it is gone ([`Helper::gone`]).
+struct Helper {
+    fifo: FifoWriters,
+    host: Host,
+    _dir: tempfile::TempDir,
+    _config: Config,
+}
+
+impl Helper {
+    async fn started(repo: &Path, start: &str) -> Helper {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("helper");
+        let writers = FifoWriters::new(&fifo);
+        let mut provider = Provider::fake("none");
+        provider.command = Some(vec![
+            "sh".into(),
+            "-c".into(),
+            format!(r#"{start} 600 >"$0" & exec "$@""#),
+            fifo.to_string_lossy().into_owned(),
+            fake().into(),
+        ]);
+        let config = Config::new(&[provider]);
+        let host = Host::start(repo, &config);
+        let fifo = wait_for(FifoWriters::wait_opened, writers).await;
+        Helper {
+            fifo,
+            host,
+            _dir: dir,
+            _config: config,
+        }
+    }
+
+    async fn gone(fifo: FifoWriters) {
+        wait_for(FifoWriters::wait_closed, fifo).await;
+    }
+}
+
+/// `f` of `fifo` within [`LIMIT`], off the async threads.
+async fn wait_for(f: fn(&FifoWriters, Duration), fifo: FifoWriters) -> FifoWriters {
+    tokio::task::spawn_blocking(move || {
+        f(&fifo, LIMIT);
+        fifo
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_helper_a_provider_started_does_not_outlive_a_sigkill_of_the_host() {
     let repo = repo();
-    let dir = tempfile::tempdir().unwrap();
-    // The helper holds this FIFO open as long as it lives: the test knows without polling when it
-    // has started and when it is gone.
-    let fifo = dir.path().join("helper");
-    let helper = FifoWriters::new(&fifo);
-    let mut provider = Provider::fake("none");
-    let script = r#"sleep 600 >"$0" & exec "$@""#;
-    provider.command = Some(vec![
-        "sh".into(),
-        "-c".into(),
-        script.into(),
-        fifo.to_string_lossy().into_owned(),
-        fake().into(),
-    ]);
-    let config = Config::new(&[provider]);
-    let mut host = Host::start(repo.path(), &config);
-    let wait = |f: fn(&FifoWriters, Duration), helper| {
-        tokio::task::spawn_blocking(move || {
-            f(&helper, LIMIT);
-            helper
-        })
-    };
-    let helper = wait(FifoWriters::wait_opened, helper).await.unwrap();
+    let Helper {
+        fifo,
+        mut host,
+        _dir,
+        _config,
+    } = Helper::started(repo.path(), "sleep").await;
     // No orderly end runs: the provider's group is ended all the same.
     host.child.start_kill().unwrap();
     host.child.wait().await.unwrap();
-    wait(FifoWriters::wait_closed, helper).await.unwrap();
+    Helper::gone(fifo).await;
 }
 
 #[tokio::test]
 async fn a_process_a_provider_started_in_a_session_of_its_own_ends_with_the_host() {
     let repo = repo();
-    let dir = tempfile::tempdir().unwrap();
-    // The helper holds this FIFO open as long as it lives, out of reach of the provider's group.
-    let fifo = dir.path().join("helper");
-    let helper = FifoWriters::new(&fifo);
-    let mut provider = Provider::fake("none");
-    let script = r#"setsid sleep 600 >"$0" & exec "$@""#;
-    provider.command = Some(vec![
-        "sh".into(),
-        "-c".into(),
-        script.into(),
-        fifo.to_string_lossy().into_owned(),
-        fake().into(),
-    ]);
-    let config = Config::new(&[provider]);
-    let host = Host::start(repo.path(), &config);
-    let wait = |f: fn(&FifoWriters, Duration), helper| {
-        tokio::task::spawn_blocking(move || {
-            f(&helper, LIMIT);
-            helper
-        })
-    };
-    let helper = wait(FifoWriters::wait_opened, helper).await.unwrap();
-    // The orderly end: the provider is stopped with its group; the helper came back to the host,
-    // which ends it before it exits.
+    let Helper {
+        fifo,
+        host,
+        _dir,
+        _config,
+    } = Helper::started(repo.path(), "setsid sleep").await;
+    // The orderly end: the provider is stopped with its group; the helper, out of its reach, came
+    // back to the host, which ends it before it exits.
     host.finish().await;
-    wait(FifoWriters::wait_closed, helper).await.unwrap();
+    Helper::gone(fifo).await;
 }
 
 /// A SIGTERM while the providers are being stopped ends the stop at once, killing them, instead of
