@@ -88,7 +88,7 @@ where
     }
     // What a provider started out of its group's reach (`setsid`) came back to this process when
     // the provider ended, if it adopted (`asp-bridge host serve` does): it ends with the host.
-    rpc_peer::child::strays::end_all_within().await;
+    rpc_peer::child::strays::end_all().await;
     Ok(())
 }
 

@@ -12,16 +12,12 @@
 
 use std::sync::Mutex;
 
-use rpc_peer::child::strays::{self as reaper, LIMIT, Stray};
+use rpc_peer::child::strays as reaper;
 use rpc_peer::lock;
 use tokio::process::{Child, Command};
 
 /// The runs in flight: their leaders, from their spawn until they are reaped.
 static IN_FLIGHT: Mutex<usize> = Mutex::new(0);
-/// One sweep at a time: a pid one sweep reaped is never signalled by another.
-static SWEEPING: Mutex<()> = Mutex::new(());
-/// Most rounds of one sweep: each ends one generation of strays, whose children come back next.
-const ROUNDS: usize = 16;
 
 /// A run in flight: drop it once its leader is reaped, never before.
 pub(crate) struct Leader(());
@@ -40,32 +36,12 @@ pub(crate) fn spawn(command: &mut Command) -> std::io::Result<(Child, Leader)> {
     Ok((child, Leader(())))
 }
 
-/// Ends every stray, waiting at most [`LIMIT`] for them to be reaped (off the async threads).
+/// Ends every stray with its group, round after round as their children come back, while no run
+/// is in flight (the lock on the runs in flight is held while a round's strays are chosen).
 pub(crate) async fn sweep() {
-    if reaper::adopting() {
-        let _ = tokio::time::timeout(LIMIT, tokio::task::spawn_blocking(sweep_now)).await;
-    }
-}
-
-/// Kills each stray with its group, then reaps it; again for the strays that came back meanwhile.
-/// Nothing while a run is in flight.
-fn sweep_now() {
-    let _one = lock(&SWEEPING);
-    for _ in 0..ROUNDS {
-        let strays: Vec<Stray> = {
-            let in_flight = lock(&IN_FLIGHT);
-            if *in_flight > 0 {
-                return;
-            }
-            let strays = reaper::children();
-            strays.iter().for_each(reaper::end);
-            strays
-        };
-        if strays.is_empty() {
-            return;
-        }
-        for stray in strays {
-            reaper::reap(stray.pid);
-        }
-    }
+    reaper::end_all_while(|| {
+        let in_flight = lock(&IN_FLIGHT);
+        (*in_flight == 0).then_some(in_flight)
+    })
+    .await;
 }

@@ -2,23 +2,29 @@
 //! of its own) escapes the group kill that ends a child and its helpers. [`adopt`] makes this
 //! process the subreaper of its descendants (`PR_SET_CHILD_SUBREAPER`), so such a process comes
 //! back to it when its parent ends, instead of going to init; [`children`] lists this process's
-//! children (from `/proc`: the kernel's per-task `children` lists are not built everywhere), and
-//! [`end`] kills one with its group and reaps it. The embedded host ends whatever is left once its
-//! providers are stopped ([`end_all`]); the linter provider once no linter run is in flight.
+//! children (from `/proc`: the kernel's per-task `children` lists are not built everywhere), kills
+//! each with its group and reaps it, round after round. The embedded host ends whatever is left
+//! once its providers are stopped ([`end_all`]); the linter provider once no linter run is in
+//! flight ([`end_all_while`]).
 //!
 //! Only a process that adopted ends anything: tests share their process with other tests'
 //! children, and never adopt. Out of reach: what is left when this process itself is killed
 //! (SIGKILL), which goes to the nearest subreaper above, or to init.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::lock;
+
 /// Whether this process is its descendants' subreaper.
 static ADOPTING: AtomicBool = AtomicBool::new(false);
-/// Most rounds of [`end_all`]: each ends one generation, whose children come back next.
+/// One sweep at a time: a pid one sweep reaped is never signalled by another.
+static SWEEPING: Mutex<()> = Mutex::new(());
+/// Most rounds of a sweep: each ends one generation, whose children come back next.
 const ROUNDS: usize = 16;
-/// How long [`end_all_within`] waits for what it ended to be reaped (it goes on alone past that).
-pub const LIMIT: Duration = Duration::from_secs(2);
+/// How long a sweep is waited for: what it ended reaped (it goes on alone past that).
+const LIMIT: Duration = Duration::from_secs(2);
 
 /// Makes this process the subreaper of its descendants, so that what they leave comes back to it.
 /// A command's process does this once at its start.
@@ -40,17 +46,17 @@ pub fn adopting() -> bool {
 
 /// A child of this process, as `/proc/<pid>/stat` describes it.
 #[derive(Debug, PartialEq)]
-pub struct Stray {
-    pub pid: i32,
-    pub group: i32,
+struct Stray {
+    pid: i32,
+    group: i32,
     /// `Z` once it exited and awaits its reaping.
-    pub state: char,
+    state: char,
     /// Its command's name, filtered (it is the process's own to set).
-    pub name: String,
+    name: String,
 }
 
 /// This process's children, from every process's `/proc/<pid>/stat`.
-pub fn children() -> Vec<Stray> {
+fn children() -> Vec<Stray> {
     let me = std::process::id();
     let Ok(folder) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -66,9 +72,9 @@ pub fn children() -> Vec<Stray> {
 }
 
 /// Kills `stray` with the group it leads (a child of this process not reaped yet: neither its id
-/// nor its group's can be another process's). Reap it afterwards ([`reap`]).
+/// nor its group's can be another process's). Reap it afterwards.
 #[allow(unsafe_code)]
-pub fn end(stray: &Stray) {
+fn end(stray: &Stray) {
     // SAFETY: kill and killpg take plain integers.
     unsafe {
         if stray.group == stray.pid {
@@ -87,7 +93,7 @@ pub fn end(stray: &Stray) {
 
 /// Waits for child `pid` to end and reaps it.
 #[allow(unsafe_code)]
-pub fn reap(pid: i32) {
+fn reap(pid: i32) {
     loop {
         // SAFETY: a null status pointer is allowed; waitpid writes nothing then.
         let done = unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
@@ -97,28 +103,41 @@ pub fn reap(pid: i32) {
     }
 }
 
-/// Ends every child of this process, round after round as their own children come back, when it
-/// adopted: for a process whose own children are all done with. Blocking.
-pub fn end_all() {
-    if !adopting() {
-        return;
-    }
-    for _ in 0..ROUNDS {
-        let strays = children();
-        if strays.is_empty() {
-            return;
-        }
-        strays.iter().for_each(end);
-        for stray in strays {
-            reap(stray.pid);
-        }
+/// Ends every child of this process, round after round as their own children come back: for a
+/// process whose own children are all done with. Only in a process that adopted; off the async
+/// threads, waited for at most [`LIMIT`].
+pub async fn end_all() {
+    end_all_while(|| Some(())).await;
+}
+
+/// [`end_all`] for as long as `may` gives a guard, held while a round's children are chosen and
+/// killed: a caller that spawns its own children under the same lock keeps them out of reach, and
+/// `None` ends the sweep.
+pub async fn end_all_while<G>(may: impl FnMut() -> Option<G> + Send + 'static) {
+    if adopting() {
+        let sweep = tokio::task::spawn_blocking(move || end_rounds(may));
+        let _ = tokio::time::timeout(LIMIT, sweep).await;
     }
 }
 
-/// [`end_all`] off the async threads, waited for at most [`LIMIT`].
-pub async fn end_all_within() {
-    if adopting() {
-        let _ = tokio::time::timeout(LIMIT, tokio::task::spawn_blocking(end_all)).await;
+/// Kills each child with its group, then reaps it; again for those that came back meanwhile.
+fn end_rounds<G>(mut may: impl FnMut() -> Option<G>) {
+    let _one = lock(&SWEEPING);
+    for _ in 0..ROUNDS {
+        let strays = {
+            let Some(_held) = may() else {
+                return;
+            };
+            let strays = children();
+            strays.iter().for_each(end);
+            strays
+        };
+        if strays.is_empty() {
+            return;
+        }
+        for stray in strays {
+            reap(stray.pid);
+        }
     }
 }
 
