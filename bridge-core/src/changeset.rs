@@ -99,6 +99,16 @@ struct Layout {
 }
 
 impl Cache {
+    /// git in `root`, with a deadline from now, its runs counted here, no filter driver.
+    pub(crate) fn git<'a>(&'a self, root: &'a Path) -> Git<'a> {
+        Git {
+            dir: root,
+            deadline: Instant::now() + DEADLINE,
+            runs: &self.git_runs,
+            filters: None,
+        }
+    }
+
     async fn layout(&self, git: &Git<'_>) -> Result<Layout> {
         if let Some(layout) = lock(&self.layout).clone() {
             return Ok(layout);
@@ -227,13 +237,7 @@ impl Cache {
 /// The baseline the embedded host names on a clean start, `git:tree:` of `HEAD`'s tree (`None`
 /// before the first commit); what it names is cached, as [`Cache::base`] would find it.
 pub(crate) async fn head_baseline(root: &Path, cache: &Cache) -> Result<Option<String>> {
-    let git = Git {
-        dir: root,
-        deadline: Instant::now() + DEADLINE,
-        runs: &cache.git_runs,
-        filters: None,
-    };
-    let Some(tree) = git.peel("HEAD", "tree").await? else {
+    let Some(tree) = cache.git(root).peel("HEAD", "tree").await? else {
         return Ok(None);
     };
     let rev = format!("git:tree:{tree}");

@@ -8,12 +8,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
 
 use serde_json::Value;
 
-use super::git::{GITLINK, Git};
-use super::{Built, Cache, DEADLINE, Entry, Skipped, assemble, lossy};
+use super::git::GITLINK;
+use super::{Built, Cache, Entry, Skipped, assemble, lossy};
 use crate::error::{Error, Result};
 
 /// Longest revision accepted, in bytes.
@@ -62,12 +61,7 @@ pub fn check_rev(rev: &str) -> Result<()> {
 /// error that says what to do.
 pub(crate) async fn merge_base(root: &Path, cache: &Cache, rev: &str) -> Result<MergeBase> {
     check_rev(rev)?;
-    let git = Git {
-        dir: root,
-        deadline: Instant::now() + DEADLINE,
-        runs: &cache.git_runs,
-        filters: None,
-    };
+    let git = cache.git(root);
     let spec = format!("{rev}^{{commit}}");
     let commit = match git
         .run(&[
@@ -119,12 +113,7 @@ pub(crate) async fn merge_base(root: &Path, cache: &Cache, rev: &str) -> Result<
 
 /// git's empty tree in this repository's object format (`4b825dc…` for SHA-1).
 pub(crate) async fn empty_tree(root: &Path, cache: &Cache) -> Result<String> {
-    let git = Git {
-        dir: root,
-        deadline: Instant::now() + DEADLINE,
-        runs: &cache.git_runs,
-        filters: None,
-    };
+    let git = cache.git(root);
     // stdin is empty: the id of an empty tree, computed, not written.
     let out = git.run(&["hash-object", "-t", "tree", "--stdin"]).await?;
     let tree = String::from_utf8_lossy(&out).trim().to_owned();
@@ -138,12 +127,7 @@ pub(crate) async fn empty_tree(root: &Path, cache: &Cache) -> Result<String> {
 /// `baseline` (the empty tree). Files deleted from the working tree are left out; submodules,
 /// FIFOs, sockets and devices are listed as skipped.
 pub(crate) async fn build_all(root: &Path, cache: &Cache, baseline: &Value) -> Result<Built> {
-    let git = Git {
-        dir: root,
-        deadline: Instant::now() + DEADLINE,
-        runs: &cache.git_runs,
-        filters: None,
-    };
+    let git = cache.git(root);
     let prefix = cache.prefix(&git).await?;
     let mut entries: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
     let mut skipped = Vec::new();
