@@ -78,7 +78,7 @@ pub struct Lines<'a> {
 
 impl<'a> Lines<'a> {
     pub fn new(bytes: &'a [u8]) -> Lines<'a> {
-        let text = String::from_utf8_lossy(bytes);
+        let text = provider_kit::text::lossy(bytes);
         let starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(at, _)| at + 1))
             .collect();

@@ -16,43 +16,53 @@ const MAX_TOKEN: usize = 200;
 
 /// The findings of one file whose bytes are `bytes`, in the tool's order.
 pub(crate) fn findings(found: Vec<from_sarif::Finding>, bytes: &[u8]) -> Vec<Finding> {
-    let text = String::from_utf8_lossy(bytes);
+    let text = provider_kit::text::lossy(bytes);
     let lines: Vec<&str> = text
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
-    let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
-    found
-        .into_iter()
-        .map(|f| {
-            let token = f.span.map(|s| pointed_at(&lines, s)).unwrap_or_default();
+    let tokens: Vec<String> = found
+        .iter()
+        .map(|f| f.span.map(|s| pointed_at(&lines, s)).unwrap_or_default())
+        .collect();
+    let mut seen: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    let fingerprints: Vec<String> = found
+        .iter()
+        .zip(&tokens)
+        .map(|(f, token)| {
             let count = seen
-                .entry((f.code.clone(), f.message.clone(), token.clone()))
+                .entry((f.code.as_str(), f.message.as_str(), token.as_str()))
                 .or_default();
             let nth = count.to_string();
             *count += 1;
-            Finding {
-                fingerprint: fingerprint([f.code.as_str(), &f.message, &token, &nth]),
-                code: f.code,
-                severity: match f.level {
-                    Level::Error => Severity::Error,
-                    Level::Warning => Severity::Warning,
-                    Level::Info => Severity::Info,
+            fingerprint([f.code.as_str(), &f.message, token, &nth])
+        })
+        .collect();
+    drop(seen);
+    found
+        .into_iter()
+        .zip(fingerprints)
+        .map(|(f, fingerprint)| Finding {
+            fingerprint,
+            code: f.code,
+            severity: match f.level {
+                Level::Error => Severity::Error,
+                Level::Warning => Severity::Warning,
+                Level::Info => Severity::Info,
+            },
+            message: f.message,
+            range: f.span.map(|s| Range {
+                start: Position {
+                    line: s.start_line,
+                    char: s.start_char,
                 },
-                message: f.message,
-                range: f.span.map(|s| Range {
-                    start: Position {
-                        line: s.start_line,
-                        char: s.start_char,
-                    },
-                    end: Position {
-                        line: s.end_line,
-                        char: s.end_char,
-                    },
-                }),
-                help: f.help,
-                help_uri: f.help_uri,
-            }
+                end: Position {
+                    line: s.end_line,
+                    char: s.end_char,
+                },
+            }),
+            help: f.help,
+            help_uri: f.help_uri,
         })
         .collect()
 }

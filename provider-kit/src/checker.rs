@@ -168,8 +168,8 @@ impl Side {
     /// `changed[i]` is true when line `i` of this side (read as UTF-8, lossily) is not in the
     /// other side; with no other side every line is.
     pub fn changed_lines(&self) -> Vec<bool> {
-        let this = String::from_utf8_lossy(&self.bytes);
-        let other = self.other.as_ref().map(|o| String::from_utf8_lossy(o));
+        let this = crate::text::lossy(&self.bytes);
+        let other = self.other.as_ref().map(|o| crate::text::lossy(o));
         let other = other.as_deref().map(Text::new);
         changed_lines(&Text::new(&this), other.as_ref())
     }

@@ -1,7 +1,16 @@
 //! Text as the protocol sees it: lines (ended by LF, CRLF or a lone CR, as in LSP) and 0-based
 //! positions whose character offset counts UTF-16 code units.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
+
+/// `bytes` read as UTF-8, invalid sequences as U+FFFD; valid text (the usual case) is borrowed,
+/// checked by the standard library's word-at-a-time validation rather than the lossy decoder's
+/// byte-at-a-time one.
+pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
+    std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed)
+}
 
 /// How a line ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
