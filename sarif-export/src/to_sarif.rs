@@ -135,11 +135,15 @@ pub(crate) fn prepare<'a>(decision: &'a Decision, options: &'a Options) -> (Prep
         .version("2.1.0")
         .runs(vec![run])
         .build();
+    let mut hashes = FileHashes::new(options.repo.as_deref());
+    if options.repo.is_some() {
+        hashes.prefetch(&result::hashed_files(&kept, options.repo.as_deref()));
+    }
     let results = Results {
         kept,
         catalogue,
         repo: options.repo.as_deref(),
-        hashes: RefCell::new(FileHashes::new(options.repo.as_deref())),
+        hashes: RefCell::new(hashes),
     };
     (Prepared { head, results }, summary)
 }

@@ -4,7 +4,7 @@
 //! (`locationRefused`), as GitHub refuses results without a location. A finding that names no file
 //! (a project-level finding) is located on the workspace root too, marked `projectLevel`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use asp_wire::proto::{Finding, Range};
@@ -36,24 +36,18 @@ pub(crate) fn result(
         Some((id, index)) => (id.to_owned(), i64::try_from(index).ok()),
         None => (super::catalogue::rule_id(&d.code), None),
     };
-    let refused = refused_path(finding, repo);
-    let workspace = d.location.is_workspace();
-    let artifact = match bridge_core::confine::host_path(repo, &d.location.path) {
-        _ if workspace => Some(uri::workspace()),
-        Ok(path) => uri::artifact(&path, repo),
-        Err(_) => Some(uri::workspace()),
-    };
-    let on_root = workspace || refused.is_some();
-    let region = d.location.range.as_ref().filter(|_| !on_root).map(region);
+    let Place {
+        refused,
+        workspace,
+        artifact,
+        region,
+    } = place(finding, repo);
     let mut fingerprints = BTreeMap::new();
     if !d.fingerprint.is_empty() {
         fingerprints.insert(ASP_FINGERPRINT.to_owned(), d.fingerprint.clone());
     }
-    let start_line = region.as_ref().and_then(|r| r.start_line);
-    if let (Some(path), Some(line)) = (
-        artifact.as_ref().and_then(|a| a.path.as_deref()),
-        start_line,
-    ) && let Some(hash) = usize::try_from(line).ok().and_then(|l| hashes.get(path, l))
+    if let Some((path, line)) = hashed_line(artifact.as_ref(), region.as_ref())
+        && let Some(hash) = hashes.get(path, line)
     {
         fingerprints.insert(LINE_HASH.to_owned(), hash.to_string());
     }
@@ -86,6 +80,57 @@ pub(crate) fn result(
             workspace,
         ))
         .build()
+}
+
+/// Where a result points.
+struct Place {
+    /// Why the finding's own path is not shown.
+    refused: Option<String>,
+    /// A project-level finding, on the workspace root.
+    workspace: bool,
+    artifact: Option<uri::Artifact>,
+    region: Option<Region>,
+}
+
+fn place(finding: &Finding, repo: Option<&Path>) -> Place {
+    let d = &finding.diagnostic;
+    let refused = refused_path(finding, repo);
+    let workspace = d.location.is_workspace();
+    let artifact = match bridge_core::confine::host_path(repo, &d.location.path) {
+        _ if workspace => Some(uri::workspace()),
+        Ok(path) => uri::artifact(&path, repo),
+        Err(_) => Some(uri::workspace()),
+    };
+    let on_root = workspace || refused.is_some();
+    let region = d.location.range.as_ref().filter(|_| !on_root).map(region);
+    Place {
+        refused,
+        workspace,
+        artifact,
+        region,
+    }
+}
+
+/// The workspace file and 1-based line whose hash a result carries, if it has one.
+fn hashed_line<'a>(
+    artifact: Option<&'a uri::Artifact>,
+    region: Option<&Region>,
+) -> Option<(&'a str, usize)> {
+    let path = artifact?.path.as_deref()?;
+    let line = usize::try_from(region?.start_line?).ok()?;
+    Some((path, line))
+}
+
+/// The workspace files the results of `kept` take line hashes from.
+pub(crate) fn hashed_files(kept: &[&Finding], repo: Option<&Path>) -> BTreeSet<String> {
+    kept.iter()
+        .filter_map(|finding| {
+            let Place {
+                artifact, region, ..
+            } = place(finding, repo);
+            hashed_line(artifact.as_ref(), region.as_ref()).map(|(path, _)| path.to_owned())
+        })
+        .collect()
 }
 
 /// Why a finding's path is not shown as its location, when it names a place outside the workspace
