@@ -1,8 +1,9 @@
 //! The log as bytes, written as it is produced: compact JSON by default (pretty for people), with a
 //! final newline. The results are built one at a time while they are written, so no second copy of
-//! every finding is ever held; GitHub's gzip limit is checked on the way with a fast compression
-//! (an upper bound of the default level's size), and only a log whose fast size passes the limit is
-//! compressed again at the default level, as the upload would be, to say by how much.
+//! every finding is ever held. GitHub's gzip limit is checked only for a log larger than the limit
+//! (JSON compresses, so a smaller one passes): it is produced again into a fast compression (an
+//! upper bound of the default level's size), and only a log whose fast size passes the limit is
+//! compressed once more at the default level, as the upload would be, to say by how much.
 
 use std::io::{self, BufWriter, Write};
 
@@ -34,19 +35,15 @@ pub(crate) fn write(
     gzip_limit: u64,
 ) -> io::Result<Written> {
     let head = Head::of(prepared)?;
-    let measured = Measured {
-        out,
-        bytes: 0,
-        fast: GzEncoder::new(Counter(0), Compression::fast()),
+    let bytes = serialise(&head, prepared, Counted { out, bytes: 0 }, pretty)?.bytes;
+    let compressed = |level| -> io::Result<u64> {
+        let gzip = GzEncoder::new(Counter(0), level);
+        Ok(serialise(&head, prepared, gzip, pretty)?.finish()?.0)
     };
-    let measured = serialise(&head, prepared, measured, pretty)?;
-    let bytes = measured.bytes;
-    let fast = measured.fast.finish()?.0;
-    let gzip_over = if bytes <= gzip_limit || fast <= gzip_limit {
+    let gzip_over = if bytes <= gzip_limit || compressed(Compression::fast())? <= gzip_limit {
         None
     } else {
-        let exact = GzEncoder::new(Counter(0), Compression::default());
-        let exact = serialise(&head, prepared, exact, pretty)?.finish()?.0;
+        let exact = compressed(Compression::default())?;
         (exact > gzip_limit).then_some(exact)
     };
     Ok(Written { bytes, gzip_over })
@@ -133,17 +130,15 @@ impl Serialize for Results<'_, '_> {
     }
 }
 
-/// The output, counted and compressed (fast) on the way.
-struct Measured<W> {
+/// The output, counted on the way.
+struct Counted<W> {
     out: W,
     bytes: u64,
-    fast: GzEncoder<Counter>,
 }
 
-impl<W: Write> Write for Measured<W> {
+impl<W: Write> Write for Counted<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let written = self.out.write(buf)?;
-        self.fast.write_all(&buf[..written])?;
         self.bytes += written as u64;
         Ok(written)
     }
