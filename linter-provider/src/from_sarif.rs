@@ -8,10 +8,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use percent_encoding::percent_decode_str;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::columns::{self, Lines, Unit};
 use crate::scratch::repository_path;
+use log::{Based, List, Log, Message, Obj, PhysicalLocation, Region, Rule, SarifResult};
+
+mod log;
 
 /// Longest message, help text or rule id kept, in characters.
 const MAX_TEXT: usize = 2000;
@@ -78,27 +82,60 @@ pub struct Context<'a> {
     pub rule_uri: Option<&'a str>,
 }
 
+/// The findings of the SARIF log a tool printed (its JSON `output`), read straight into the
+/// fields the mapping uses; `Err` when it is no JSON, or no SARIF log (no `runs` array).
+pub fn read(output: &[u8], cx: &Context<'_>) -> Result<Mapped, String> {
+    let log = Log::parse(output).map_err(not_json)?;
+    map_log(log.as_ref(), cx)
+}
+
+/// Why a tool's output could not be read.
+pub(crate) fn not_json(error: serde_json::Error) -> String {
+    format!("its output is not JSON (cut short, or not the format asked for): {error}")
+}
+
 /// The findings of `log`; `Err` when it is no SARIF log (no `runs` array).
 pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
-    let runs = log["runs"]
-        .as_array()
+    let log = Obj::<Log>::deserialize(log).map_err(|e| e.to_string())?;
+    map_log(log.0.as_ref(), cx)
+}
+
+fn map_log(log: Option<&Log>, cx: &Context<'_>) -> Result<Mapped, String> {
+    let runs = log
+        .and_then(|log| log.runs.0.as_ref())
         .ok_or("the output is not a SARIF log: it has no \"runs\" array")?;
     let mut out = Mapped::default();
     // Each file's lines, split once for all of its findings.
     let mut lines: HashMap<&str, Lines<'_>> = HashMap::new();
-    for run in runs {
-        for invocation in run["invocations"].as_array().into_iter().flatten() {
-            if invocation["executionSuccessful"] == false && out.failed.is_none() {
-                let why = invocation["toolExecutionNotifications"][0]["message"]["text"]
-                    .as_str()
+    for run in runs.iter().filter_map(|run| run.0.as_ref()) {
+        for invocation in run.invocations.objects() {
+            if invocation.execution_successful.is_false() && out.failed.is_none() {
+                let why = invocation
+                    .tool_execution_notifications
+                    .0
+                    .as_ref()
+                    .and_then(|n| n.first())
+                    .and_then(|n| n.0.as_ref())
+                    .and_then(|n| n.message.0.as_ref())
+                    .and_then(|m| m.text.as_str())
                     .unwrap_or("the tool reported that its run failed");
                 out.failed = Some(text(why, MAX_TEXT));
             }
         }
-        let rules = run["tool"]["driver"]["rules"].as_array();
-        let bases = &run["originalUriBaseIds"];
-        for result in run["results"].as_array().into_iter().flatten() {
-            let Some(path) = located(result, bases, cx.root) else {
+        let rules = run
+            .tool
+            .0
+            .as_ref()
+            .and_then(|tool| tool.driver.0.as_ref())
+            .map(|driver| &driver.rules);
+        let bases = run.original_uri_base_ids.0.as_ref();
+        for result in run.results.items() {
+            // A result that is no object is located nowhere.
+            let Some((result, path)) = result
+                .0
+                .as_ref()
+                .and_then(|result| Some((result, located(result, bases, cx.root)?)))
+            else {
                 out.outside += 1;
                 continue;
             };
@@ -110,7 +147,7 @@ pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
                 out.cut += 1;
                 continue;
             }
-            let rule = rule_of(result, rules);
+            let rule = rules.and_then(|rules| rule_of(result, rules));
             let lines = lines
                 .entry(given.as_str())
                 .or_insert_with(|| Lines::new(bytes));
@@ -121,34 +158,44 @@ pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
 }
 
 /// The rule a result names, by index or by id.
-fn rule_of<'a>(result: &Value, rules: Option<&'a Vec<Value>>) -> Option<&'a Value> {
-    let rules = rules?;
-    if let Some(index) = result["ruleIndex"]
+fn rule_of<'a>(result: &SarifResult, rules: &'a List<Obj<Rule>>) -> Option<&'a Rule> {
+    rules.0.as_ref()?;
+    if let Some(index) = result
+        .rule_index
         .as_u64()
         .and_then(|i| usize::try_from(i).ok())
     {
-        return rules.get(index);
+        return rules.object(index);
     }
-    let id = result["ruleId"].as_str()?;
-    rules.iter().find(|r| r["id"] == id)
+    let id = result.rule_id.as_str()?;
+    rules.objects().find(|r| r.id.as_str() == Some(id))
+}
+
+/// The text of an optional message.
+fn said(message: &Obj<Message>) -> Option<&str> {
+    message.0.as_ref()?.text.as_str()
 }
 
 fn finding(
-    result: &Value,
-    rule: Option<&Value>,
+    result: &SarifResult,
+    rule: Option<&Rule>,
     path: String,
     lines: &Lines<'_>,
     cx: &Context<'_>,
 ) -> Finding {
-    let rule_id = result["ruleId"]
+    let rule_id = result
+        .rule_id
         .as_str()
-        .or_else(|| result["rule"]["id"].as_str())
-        .or_else(|| rule.and_then(|r| r["id"].as_str()))
+        .or_else(|| result.rule.0.as_ref().and_then(|r| r.id.as_str()))
+        .or_else(|| rule.and_then(|r| r.id.as_str()))
         .unwrap_or("finding");
-    let rule = rule.unwrap_or(&Value::Null);
-    let level = result["level"]
+    let level = result
+        .level
         .as_str()
-        .or_else(|| rule["defaultConfiguration"]["level"].as_str())
+        .or_else(|| {
+            rule.and_then(|r| r.default_configuration.0.as_ref())
+                .and_then(|c| c.level.as_str())
+        })
         .map_or(Level::Warning, |level| match level {
             "error" => Level::Error,
             "note" | "none" => Level::Info,
@@ -157,47 +204,66 @@ fn finding(
     let message = message(result, rule);
     // The rule's help, unless it only says the message again: ruff's is its short description,
     // the message itself or its template (`{name}` imported but unused).
-    let mut help = rule["help"]["text"]
-        .as_str()
-        .or_else(|| rule["fullDescription"]["text"].as_str())
-        .or_else(|| rule["shortDescription"]["text"].as_str())
+    let mut help = rule
+        .and_then(|r| {
+            said(&r.help)
+                .or_else(|| said(&r.full_description))
+                .or_else(|| said(&r.short_description))
+        })
         .map(|h| text(h, MAX_TEXT))
         .filter(|h| h.trim() != message.trim() && !is_template(h))
         .unwrap_or_default();
-    for fix in result["fixes"].as_array().into_iter().flatten() {
-        if let Some(what) = fix["description"]["text"].as_str() {
+    for fix in result.fixes.objects() {
+        if let Some(what) = said(&fix.description) {
             if !help.is_empty() {
                 help.push('\n');
             }
             help.push_str(&format!("fix available: {}", text(what, MAX_TEXT)));
         }
     }
-    let documented = rule["helpUri"].as_str().map(str::to_owned).or_else(|| {
-        cx.rule_uri.map(|template| {
-            template.replace(
-                "{rule}",
-                &percent_encoding::utf8_percent_encode(rule_id, percent_encoding::NON_ALPHANUMERIC)
+    let documented = rule
+        .and_then(|r| r.help_uri.as_str())
+        .map(str::to_owned)
+        .or_else(|| {
+            cx.rule_uri.map(|template| {
+                template.replace(
+                    "{rule}",
+                    &percent_encoding::utf8_percent_encode(
+                        rule_id,
+                        percent_encoding::NON_ALPHANUMERIC,
+                    )
                     .to_string(),
-            )
-        })
-    });
+                )
+            })
+        });
     let help_uri = documented
         .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
         .map(|u| text(&u, MAX_TEXT))
         .unwrap_or_default();
+    let region = physical(result).and_then(|p| p.region.0.as_ref());
     Finding {
         path,
-        span: span(
-            &result["locations"][0]["physicalLocation"]["region"],
-            lines,
-            cx.columns,
-        ),
+        span: region.and_then(|region| span(region, lines, cx.columns)),
         level,
         code: format!("{}/{}", cx.linter, one_line(rule_id, MAX_CODE)),
         message,
         help,
         help_uri,
     }
+}
+
+/// A result's first physical location.
+fn physical(result: &SarifResult) -> Option<&PhysicalLocation> {
+    result
+        .locations
+        .0
+        .as_ref()?
+        .first()?
+        .0
+        .as_ref()?
+        .physical_location
+        .0
+        .as_ref()
 }
 
 /// Whether `help` is a message template (a `{name}` placeholder in it) rather than help: the
@@ -212,23 +278,30 @@ fn is_template(help: &str) -> bool {
 }
 
 /// The result's message: its text, else the rule's message string it names, with its arguments.
-fn message(result: &Value, rule: &Value) -> String {
-    let message = &result["message"];
-    let raw = message["text"].as_str().map(str::to_owned).or_else(|| {
-        let id = message["id"].as_str()?;
-        let mut template = rule["messageStrings"][id]["text"].as_str()?.to_owned();
-        for (i, argument) in message["arguments"].as_array()?.iter().enumerate() {
-            template = template.replace(&format!("{{{i}}}"), argument.as_str().unwrap_or(""));
-        }
-        Some(template)
-    });
+fn message(result: &SarifResult, rule: Option<&Rule>) -> String {
+    let message = result.message.0.as_ref();
+    let raw = message
+        .and_then(|m| m.text.as_str())
+        .map(str::to_owned)
+        .or_else(|| {
+            let message = message?;
+            let id = message.id.as_str()?;
+            let strings = rule?.message_strings.0.as_ref()?;
+            let mut template = said(strings.get(id)?)?.to_owned();
+            message.arguments.0.as_ref()?;
+            for (i, argument) in message.arguments.items().enumerate() {
+                template = template.replace(&format!("{{{i}}}"), argument.as_str().unwrap_or(""));
+            }
+            Some(template)
+        });
     text(raw.as_deref().unwrap_or("(no message)"), MAX_TEXT)
 }
 
 /// The 0-based UTF-16 span of a SARIF region on the file's lines; `None` without a start line.
-fn span(region: &Value, lines: &Lines<'_>, unit: Unit) -> Option<Span> {
-    let start_line = region["startLine"].as_u64().filter(|&l| l >= 1)?;
-    let end_line = region["endLine"]
+fn span(region: &Region, lines: &Lines<'_>, unit: Unit) -> Option<Span> {
+    let start_line = region.start_line.as_u64().filter(|&l| l >= 1)?;
+    let end_line = region
+        .end_line
         .as_u64()
         .filter(|&l| l >= start_line)
         .unwrap_or(start_line);
@@ -239,9 +312,9 @@ fn span(region: &Value, lines: &Lines<'_>, unit: Unit) -> Option<Span> {
             .unwrap_or("")
     };
     let (first, last) = (line_text(start_line), line_text(end_line));
-    let start_char = columns::to_utf16(first, region["startColumn"].as_u64().unwrap_or(1), unit);
+    let start_char = columns::to_utf16(first, region.start_column.as_u64().unwrap_or(1), unit);
     // No end column, or a tool that gives lines only: to the end of the last line.
-    let end_char = match (unit, region["endColumn"].as_u64()) {
+    let end_char = match (unit, region.end_column.as_u64()) {
         (Unit::Lines, _) | (_, None) => columns::to_utf16(last, u64::MAX, unit.counting()),
         (_, Some(column)) => columns::to_utf16(last, column, unit),
     };
@@ -260,12 +333,17 @@ fn span(region: &Value, lines: &Lines<'_>, unit: Unit) -> Option<Span> {
 }
 
 /// The repository path of a result's first location, if it is inside the scratch root.
-fn located(result: &Value, bases: &Value, root: &Path) -> Option<String> {
-    let artifact = &result["locations"][0]["physicalLocation"]["artifactLocation"];
-    let uri = artifact["uri"].as_str()?;
-    let base = artifact["uriBaseId"]
+fn located(
+    result: &SarifResult,
+    bases: Option<&HashMap<String, Obj<Based>>>,
+    root: &Path,
+) -> Option<String> {
+    let artifact = physical(result)?.artifact_location.0.as_ref()?;
+    let uri = artifact.uri.as_str()?;
+    let base = artifact
+        .uri_base_id
         .as_str()
-        .and_then(|id| bases[id]["uri"].as_str())
+        .and_then(|id| bases?.get(id)?.0.as_ref()?.uri.as_str())
         .and_then(file_path);
     let path = match file_path(uri) {
         Some(absolute) => absolute,

@@ -10,6 +10,12 @@ use serde_json::Value;
 use crate::columns::Unit;
 use crate::from_sarif::{self, Context, Mapped};
 
+/// The findings of the json1 text shellcheck printed; `Err` when it is no JSON, or not json1.
+pub fn read(output: &[u8], cx: &Context<'_>) -> Result<Mapped, String> {
+    let value: Value = serde_json::from_slice(output).map_err(from_sarif::not_json)?;
+    map(&value, cx)
+}
+
 /// The findings of shellcheck's json1 `output`, mapped through the SARIF rules; `Err` when it is
 /// not json1 (no `comments` array).
 pub fn map(output: &Value, cx: &Context<'_>) -> Result<Mapped, String> {

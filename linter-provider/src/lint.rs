@@ -12,7 +12,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use provider_kit::{Blob, MAX_DIAGNOSTICS};
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::from_sarif::{self, Context, Mapped};
@@ -275,9 +274,6 @@ fn map(
     output: &[u8],
 ) -> Result<Mapped, String> {
     let program = &linter.command[0];
-    let value: Value = serde_json::from_slice(output).map_err(|e| {
-        format!("{program}'s output is not JSON (cut short, or not the format asked for): {e}")
-    })?;
     let files: HashMap<String, &[u8]> = given
         .iter()
         .map(|(p, b)| (p.clone(), b.as_slice()))
@@ -291,8 +287,8 @@ fn map(
         rule_uri: linter.rule_uri.as_deref(),
     };
     let mapped = match linter.output {
-        Output::Sarif => from_sarif::map(&value, &cx),
-        Output::ShellcheckJson1 => from_shellcheck::map(&value, &cx),
+        Output::Sarif => from_sarif::read(output, &cx),
+        Output::ShellcheckJson1 => from_shellcheck::read(output, &cx),
     }
     .map_err(|e| format!("{program}: {e}"))?;
     if let Some(why) = &mapped.failed {

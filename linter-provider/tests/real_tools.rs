@@ -57,7 +57,6 @@ async fn lint(name: &str, path: &str, text: &str) -> Option<Vec<Finding>> {
         ran.code,
         String::from_utf8_lossy(&ran.stderr)
     );
-    let output: serde_json::Value = serde_json::from_slice(&ran.stdout).unwrap();
     let given = HashMap::from([(path.to_owned(), text.as_bytes())]);
     let cx = Context {
         linter: &linter.id,
@@ -68,8 +67,8 @@ async fn lint(name: &str, path: &str, text: &str) -> Option<Vec<Finding>> {
         rule_uri: linter.rule_uri.as_deref(),
     };
     let mapped = match linter.output {
-        Output::Sarif => from_sarif::map(&output, &cx),
-        Output::ShellcheckJson1 => from_shellcheck::map(&output, &cx),
+        Output::Sarif => from_sarif::read(&ran.stdout, &cx),
+        Output::ShellcheckJson1 => from_shellcheck::read(&ran.stdout, &cx),
     }
     .unwrap();
     assert_eq!((mapped.outside, mapped.not_given), (0, 0), "{mapped:?}");

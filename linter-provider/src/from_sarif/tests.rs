@@ -266,3 +266,45 @@ fn a_rule_help_that_is_the_messages_template_is_left_out() {
     assert!(!is_template("Use `{}` or `dict()` to build a mapping"));
     assert!(is_template("Unnecessary `{obj_type}` call"));
 }
+
+#[test]
+fn a_field_of_another_type_reads_as_absent_and_the_rest_of_the_log_still_maps() {
+    let files = files();
+    let cx = context(&files, Unit::Unicode);
+    let mut odd = result("src/a.py", json!("line 1"));
+    odd["level"] = json!(3);
+    odd["fixes"] = json!({"description": "not a list"});
+    let mut log = log(vec![
+        odd,
+        json!("not a result"),
+        result("src/a.py", json!({"startLine": 1, "startColumn": "8"})),
+    ]);
+    log["runs"][0]["tool"]["driver"]["rules"][0]["help"] = json!(["not", "a", "message"]);
+    let text = serde_json::to_vec(&log).unwrap();
+    let mapped = read(&text, &cx).unwrap();
+    assert_eq!(
+        mapped,
+        map(&log, &cx).unwrap(),
+        "read as the tool printed it"
+    );
+    assert_eq!(
+        mapped.outside, 1,
+        "the item that is no result is located nowhere"
+    );
+    let [odd, plain] = &mapped.findings[..] else {
+        panic!("{mapped:?}")
+    };
+    assert_eq!((odd.span, odd.level), (None, Level::Warning));
+    assert_eq!(odd.help, "unused-import", "the next description in line");
+    assert_eq!(
+        plain.span.map(|s| s.start_char),
+        Some(0),
+        "a column that is no number"
+    );
+    for not_sarif in [&b"{\"runs\": {}}"[..], b"[1, 2]", b"\"runs\""] {
+        let why = read(not_sarif, &cx).unwrap_err();
+        assert!(why.contains("no \"runs\" array"), "{why}");
+    }
+    let why = read(b"{\"runs\": [", &cx).unwrap_err();
+    assert!(why.contains("not JSON"), "{why}");
+}
