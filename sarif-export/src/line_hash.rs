@@ -50,7 +50,7 @@ pub(crate) fn line_hashes(text: &str) -> Vec<String> {
 
 /// The hash of every line of `text`; index 0 is line 1.
 pub(crate) fn hashes(text: &str) -> Vec<LineHash> {
-    let mut hasher = Hasher::new();
+    let mut hasher = Hasher::new(lines(text));
     let mut rest = text;
     while !rest.is_empty() {
         // ASCII, the usual text, byte by byte; anything else as its UTF-16 code units.
@@ -71,6 +71,11 @@ pub(crate) fn hashes(text: &str) -> Vec<LineHash> {
         }
     }
     hasher.finish()
+}
+
+/// About how many lines `text` has (its line feeds, and a last line without one).
+fn lines(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count() + 1
 }
 
 struct Hasher {
@@ -109,7 +114,9 @@ impl std::hash::Hasher for Spread {
 }
 
 impl Hasher {
-    fn new() -> Hasher {
+    /// A hasher for a text of about `lines` lines: its tables sized once (the threads of
+    /// [`FileHashes::prefetch`] share one allocator, so every growth is a lock taken).
+    fn new(lines: usize) -> Hasher {
         Hasher {
             window: [0; BLOCK],
             starts: [false; BLOCK],
@@ -118,8 +125,8 @@ impl Hasher {
             index: 0,
             line_start: true,
             prev_cr: false,
-            counts: HashMap::default(),
-            hashes: Vec::new(),
+            counts: HashMap::with_capacity_and_hasher(lines, BuildHasherDefault::default()),
+            hashes: Vec::with_capacity(lines),
         }
     }
 
