@@ -168,7 +168,10 @@ mod tests {
     #[test]
     fn a_log_larger_than_the_limit_that_compresses_within_it_has_no_warning() {
         let decision = decision(200);
-        let size = export(&decision, &Options::default()).to_bytes().unwrap().len() as u64;
+        let size = export(&decision, &Options::default())
+            .to_bytes()
+            .unwrap()
+            .len() as u64;
         let options = crate::options::limited(|l| l.gzip_bytes = size / 2);
         let (bytes, warnings) = warnings_of(&export(&decision, &options));
         assert!(bytes.len() as u64 > size / 2, "larger than the limit");
