@@ -158,8 +158,8 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
     // reaping it, so that the group can still be killed by its id.
     let leader = group.0;
     let exited = async {
-        if let Some(pid) = leader {
-            let _ = tokio::task::spawn_blocking(move || wait_unreaped(pid)).await;
+        if let Some(pid) = leader.and_then(|pid| u32::try_from(pid).ok()) {
+            let _ = tokio::task::spawn_blocking(move || rpc_peer::child::wait_exited(pid)).await;
         }
         group.kill();
         let _ = exit_seen.send(true);
@@ -184,27 +184,6 @@ pub async fn run(argv: &[String], cwd: &Path, limits: Limits) -> Result<Ran> {
         stdout_over,
         stderr,
     })
-}
-
-/// Blocks until process `pid` has exited, leaving it unreaped (`waitid` with `WNOWAIT`).
-#[allow(unsafe_code)]
-fn wait_unreaped(pid: i32) {
-    loop {
-        // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid only writes into `info`.
-        let done = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if done == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
 }
 
 /// Reads `pipe` into `kept` to its end, or once `exit` is set, to what was written so far; reading

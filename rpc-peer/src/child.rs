@@ -262,6 +262,27 @@ async fn drain_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<S
     }
 }
 
+/// Blocks until `pid`, a child of this process, has exited, leaving it unreaped (`waitid` with
+/// `WNOWAIT`): until it is reaped its pid, and so its process group's id, stay its own, and the
+/// group can still be killed by that id.
+#[allow(unsafe_code)]
+pub fn wait_exited(pid: u32) -> std::io::Result<()> {
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter, and waitid only writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a plain system call on our own child; WNOWAIT leaves it unreaped.
+        let done =
+            unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if done == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
 /// Has the child report its pid to the watcher between its fork and its exec, before it runs any
 /// code of its own: from then on, our death ends its group.
 #[allow(unsafe_code)]

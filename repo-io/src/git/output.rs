@@ -145,7 +145,7 @@ pub(super) fn capped_blocking(
         // Not reaped yet, so its id is still its own.
         let _ = child.kill();
     }
-    let waited = wait_no_reap(pid);
+    let waited = rpc_peer::child::wait_exited(pid);
     *rpc_peer::lock(&exited) = true;
     let _ = stop.send(());
     let late = watchdog.join().unwrap_or(false);
@@ -182,27 +182,6 @@ fn keep_blocking(
         };
         if n == 0 || (kept.push(&chunk[..n]) && stop) {
             return Ok(kept.into_bytes());
-        }
-    }
-}
-
-/// Waits until the process `pid` (a child of this one) has exited, leaving it to be reaped.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-fn wait_no_reap(pid: u32) -> std::io::Result<()> {
-    let pid: libc::id_t = pid;
-    loop {
-        // SAFETY: `info` is a valid, zeroed `siginfo_t` that waitid fills in.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: plain system call on our own child; WNOWAIT leaves it unreaped.
-        let rc =
-            unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(error);
         }
     }
 }
