@@ -82,21 +82,26 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.group.kill();
-        self.group.0 = None;
-        let (Some(mut child), Some(leader)) = (self.child.take(), self.leader.take()) else {
+        if self.child.is_none() {
             return;
+        }
+        let mut rest = Running {
+            group: Group(self.group.0.take()),
+            child: self.child.take(),
+            leader: self.leader.take(),
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    let _ = child.wait().await;
-                    drop(leader);
-                    strays::sweep().await;
+                    let _ = rest.reap().await;
                 });
             }
             // No runtime left to wait on it (the provider is ending): the child's `kill_on_drop`
-            // has it reaped.
-            Err(_) => drop((child, leader)),
+            // has it reaped, after which its id is no longer the group's to signal.
+            Err(_) => {
+                rest.group.0 = None;
+                drop((rest.child.take(), rest.leader.take()));
+            }
         }
     }
 }
