@@ -211,8 +211,15 @@ impl<T> List<Obj<T>> {
 }
 
 /// Whatever is not expected is read past, never refused: each visitor below takes every JSON type.
+/// This is its part for a value that is not an object or an array: `$absent`.
 macro_rules! anything_else {
-    ($absent:expr) => {
+    ($ty:ident, $absent:expr) => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            $ty::deserialize(d)
+        }
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Ok($absent)
         }
@@ -235,6 +242,18 @@ macro_rules! anything_else {
             Ok($absent)
         }
     };
+}
+
+/// Reads past an array.
+fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Reads past an object.
+fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
 }
 
 impl<'de> Deserialize<'de> for Scalar {
@@ -272,13 +291,11 @@ impl<'de> Deserialize<'de> for Scalar {
             fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
                 Scalar::deserialize(d)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Absent)
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scalar, A::Error> {
+                skip_seq(seq).map(|()| Scalar::Absent)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Absent)
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Scalar, A::Error> {
+                skip_map(map).map(|()| Scalar::Absent)
             }
         }
         deserializer.deserialize_any(ScalarVisitor)
@@ -290,16 +307,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
         struct ObjVisitor<T>(PhantomData<T>);
         impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjVisitor<T> {
             type Value = Obj<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            anything_else!(Obj(None));
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Obj<T>, D::Error> {
-                Obj::deserialize(d)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Obj<T>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Obj(None))
+            anything_else!(Obj, Obj(None));
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Obj<T>, A::Error> {
+                skip_seq(seq).map(|()| Obj(None))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
                 T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Obj(Some(t)))
@@ -314,13 +324,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
         struct ListVisitor<T>(PhantomData<T>);
         impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
             type Value = List<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            anything_else!(List(None));
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<List<T>, D::Error> {
-                List::deserialize(d)
-            }
+            anything_else!(List, List(None));
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List<T>, A::Error> {
                 let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
                 while let Some(item) = seq.next_element::<T>()? {
@@ -328,9 +332,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
                 }
                 Ok(List(Some(items)))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<List<T>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(List(None))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<List<T>, A::Error> {
+                skip_map(map).map(|()| List(None))
             }
         }
         deserializer.deserialize_any(ListVisitor(PhantomData))
