@@ -89,9 +89,15 @@ pub fn read(output: &[u8], cx: &Context<'_>) -> Result<Mapped, String> {
     map_log(log.as_ref(), cx)
 }
 
-/// Why a tool's output could not be read.
+/// Why a tool's output could not be read: no JSON, or JSON the log cannot be read from (a key
+/// given twice in one object, which a JSON parser may read either way).
 pub(crate) fn not_json(error: serde_json::Error) -> String {
-    format!("its output is not JSON (cut short, or not the format asked for): {error}")
+    match error.classify() {
+        serde_json::error::Category::Data => {
+            format!("its output is JSON but no log that can be read: {error}")
+        }
+        _ => format!("its output is not JSON (cut short, or not the format asked for): {error}"),
+    }
 }
 
 /// The findings of `log`; `Err` when it is no SARIF log (no `runs` array).

@@ -308,3 +308,14 @@ fn a_field_of_another_type_reads_as_absent_and_the_rest_of_the_log_still_maps() 
     let why = read(b"{\"runs\": [", &cx).unwrap_err();
     assert!(why.contains("not JSON"), "{why}");
 }
+
+#[test]
+fn a_key_given_twice_in_one_object_is_refused_and_said() {
+    let files = files();
+    let twice = br#"{"runs": [{"results": [{"ruleId": "F401", "ruleId": "E501"}]}]}"#;
+    let why = read(twice, &context(&files, Unit::Unicode)).unwrap_err();
+    assert!(
+        why.contains("no log that can be read: duplicate field `ruleId`"),
+        "{why}"
+    );
+}
