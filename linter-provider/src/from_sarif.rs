@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use percent_encoding::percent_decode_str;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::columns::{self, Lines, Unit};
@@ -102,8 +101,8 @@ pub(crate) fn not_json(error: serde_json::Error) -> String {
 
 /// The findings of `log`; `Err` when it is no SARIF log (no `runs` array).
 pub fn map(log: &Value, cx: &Context<'_>) -> Result<Mapped, String> {
-    let log = Obj::<Log>::deserialize(log).map_err(|e| e.to_string())?;
-    map_log(log.0.as_ref(), cx)
+    // Read as text, as a tool's output is: one reader, compiled once, for both.
+    read(log.to_string().as_bytes(), cx)
 }
 
 fn map_log(log: Option<&Log>, cx: &Context<'_>) -> Result<Mapped, String> {
