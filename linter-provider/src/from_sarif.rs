@@ -112,33 +112,26 @@ fn map_log(log: Option<&Log>, cx: &Context<'_>) -> Result<Mapped, String> {
     let mut out = Mapped::default();
     // Each file's lines, split once for all of its findings.
     let mut lines: HashMap<&str, Lines<'_>> = HashMap::new();
-    for run in runs.iter().filter_map(|run| run.0.as_ref()) {
+    for run in runs.iter().filter_map(Obj::get) {
         for invocation in run.invocations.objects() {
             if invocation.execution_successful.is_false() && out.failed.is_none() {
-                let why = invocation
-                    .tool_execution_notifications
-                    .0
-                    .as_ref()
-                    .and_then(|n| n.first())
-                    .and_then(|n| n.0.as_ref())
-                    .and_then(|n| n.message.0.as_ref())
-                    .and_then(|m| m.text.as_str())
+                let first = invocation.tool_execution_notifications.object(0);
+                let why = first
+                    .and_then(|n| said(&n.message))
                     .unwrap_or("the tool reported that its run failed");
                 out.failed = Some(text(why, MAX_TEXT));
             }
         }
         let rules = run
             .tool
-            .0
-            .as_ref()
-            .and_then(|tool| tool.driver.0.as_ref())
+            .get()
+            .and_then(|tool| tool.driver.get())
             .map(|driver| &driver.rules);
-        let bases = run.original_uri_base_ids.0.as_ref();
+        let bases = run.original_uri_base_ids.get();
         for result in run.results.items() {
             // A result that is no object is located nowhere.
             let Some((result, path)) = result
-                .0
-                .as_ref()
+                .get()
                 .and_then(|result| Some((result, located(result, bases, cx.root)?)))
             else {
                 out.outside += 1;
@@ -164,7 +157,6 @@ fn map_log(log: Option<&Log>, cx: &Context<'_>) -> Result<Mapped, String> {
 
 /// The rule a result names, by index or by id.
 fn rule_of<'a>(result: &SarifResult, rules: &'a List<Obj<Rule>>) -> Option<&'a Rule> {
-    rules.0.as_ref()?;
     if let Some(index) = result
         .rule_index
         .as_u64()
@@ -178,7 +170,7 @@ fn rule_of<'a>(result: &SarifResult, rules: &'a List<Obj<Rule>>) -> Option<&'a R
 
 /// The text of an optional message.
 fn said(message: &Obj<Message>) -> Option<&str> {
-    message.0.as_ref()?.text.as_str()
+    message.get()?.text.as_str()
 }
 
 fn finding(
@@ -191,14 +183,14 @@ fn finding(
     let rule_id = result
         .rule_id
         .as_str()
-        .or_else(|| result.rule.0.as_ref().and_then(|r| r.id.as_str()))
+        .or_else(|| result.rule.get().and_then(|r| r.id.as_str()))
         .or_else(|| rule.and_then(|r| r.id.as_str()))
         .unwrap_or("finding");
     let level = result
         .level
         .as_str()
         .or_else(|| {
-            rule.and_then(|r| r.default_configuration.0.as_ref())
+            rule.and_then(|r| r.default_configuration.get())
                 .and_then(|c| c.level.as_str())
         })
         .map_or(Level::Warning, |level| match level {
@@ -245,7 +237,7 @@ fn finding(
         .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
         .map(|u| text(&u, MAX_TEXT))
         .unwrap_or_default();
-    let region = physical(result).and_then(|p| p.region.0.as_ref());
+    let region = physical(result).and_then(|p| p.region.get());
     Finding {
         path,
         span: region.and_then(|region| span(region, lines, cx.columns)),
@@ -259,16 +251,7 @@ fn finding(
 
 /// A result's first physical location.
 fn physical(result: &SarifResult) -> Option<&PhysicalLocation> {
-    result
-        .locations
-        .0
-        .as_ref()?
-        .first()?
-        .0
-        .as_ref()?
-        .physical_location
-        .0
-        .as_ref()
+    result.locations.object(0)?.physical_location.get()
 }
 
 /// Whether `help` is a message template (a `{name}` placeholder in it) rather than help: the
@@ -284,17 +267,18 @@ fn is_template(help: &str) -> bool {
 
 /// The result's message: its text, else the rule's message string it names, with its arguments.
 fn message(result: &SarifResult, rule: Option<&Rule>) -> String {
-    let message = result.message.0.as_ref();
+    let message = result.message.get();
     let raw = message
         .and_then(|m| m.text.as_str())
         .map(str::to_owned)
         .or_else(|| {
             let message = message?;
             let id = message.id.as_str()?;
-            let strings = rule?.message_strings.0.as_ref()?;
+            let strings = rule?.message_strings.get()?;
             let mut template = said(strings.get(id)?)?.to_owned();
-            message.arguments.0.as_ref()?;
-            for (i, argument) in message.arguments.items().enumerate() {
+            // A message string is used only with an arguments array to fill it in.
+            let arguments = message.arguments.0.as_ref()?;
+            for (i, argument) in arguments.iter().enumerate() {
                 template = template.replace(&format!("{{{i}}}"), argument.as_str().unwrap_or(""));
             }
             Some(template)
@@ -343,12 +327,12 @@ fn located(
     bases: Option<&HashMap<String, Obj<Based>>>,
     root: &Path,
 ) -> Option<String> {
-    let artifact = physical(result)?.artifact_location.0.as_ref()?;
+    let artifact = physical(result)?.artifact_location.get()?;
     let uri = artifact.uri.as_str()?;
     let base = artifact
         .uri_base_id
         .as_str()
-        .and_then(|id| bases?.get(id)?.0.as_ref()?.uri.as_str())
+        .and_then(|id| bases?.get(id)?.get()?.uri.as_str())
         .and_then(file_path);
     let path = match file_path(uri) {
         Some(absolute) => absolute,

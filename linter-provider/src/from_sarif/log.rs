@@ -176,6 +176,12 @@ impl Scalar {
 /// An object field read as `T`; anything else reads as absent.
 pub(crate) struct Obj<T>(pub(crate) Option<T>);
 
+impl<T> Obj<T> {
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.0.as_ref()
+    }
+}
+
 impl<T> Default for Obj<T> {
     fn default() -> Obj<T> {
         Obj(None)
@@ -201,12 +207,12 @@ impl<T> List<T> {
 impl<T> List<Obj<T>> {
     /// The items that are objects.
     pub(crate) fn objects(&self) -> impl Iterator<Item = &T> {
-        self.items().filter_map(|o| o.0.as_ref())
+        self.items().filter_map(Obj::get)
     }
 
     /// Item `index`, if it is an object.
     pub(crate) fn object(&self, index: usize) -> Option<&T> {
-        self.0.as_ref()?.get(index)?.0.as_ref()
+        self.0.as_ref()?.get(index)?.get()
     }
 }
 
