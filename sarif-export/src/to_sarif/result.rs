@@ -94,9 +94,13 @@ struct Place {
 
 fn place(finding: &Finding, repo: Option<&Path>) -> Place {
     let d = &finding.diagnostic;
-    let refused = refused_path(finding, repo);
+    let confined = bridge_core::confine::host_path(repo, &d.location.path);
+    let refused = confined
+        .as_ref()
+        .err()
+        .map(|why| refusal(&d.location.path, why));
     let workspace = d.location.is_workspace();
-    let artifact = match bridge_core::confine::host_path(repo, &d.location.path) {
+    let artifact = match confined {
         _ if workspace => Some(uri::workspace()),
         Ok(path) => uri::artifact(&path, repo),
         Err(_) => Some(uri::workspace()),
@@ -138,8 +142,13 @@ pub(crate) fn hashed_files(kept: &[&Finding], repo: Option<&Path>) -> BTreeSet<S
 pub(crate) fn refused_path(finding: &Finding, repo: Option<&Path>) -> Option<String> {
     let path = &finding.diagnostic.location.path;
     let why = bridge_core::confine::host_path(repo, path).err()?;
+    Some(refusal(path, why))
+}
+
+/// What a result says of the host's `path` it does not show, and `why`.
+fn refusal(path: &str, why: &str) -> String {
     let shown = clean(path, 200, "");
-    Some(format!("the host's path {shown:?} is not shown: {why}"))
+    format!("the host's path {shown:?} is not shown: {why}")
 }
 
 /// The message, then the next step when the host gives one that the message does not already say.
